@@ -1,0 +1,27 @@
+//! Congestion-control laws, sans-IO.
+#![cfg_attr(not(any(test, feature = "std")), no_std)]
+extern crate alloc;
+
+pub mod law;
+pub mod time;
+
+// Rate-based laws and their simulator.
+pub mod ccc;
+pub mod mircc;
+pub mod rcp;
+pub mod sim;
+pub mod srmcc;
+
+// Queue, window and scheduler laws.
+pub mod aimd;
+pub mod codel;
+pub mod cubic;
+pub mod fixed;
+pub mod pcon;
+pub mod qsccp;
+pub mod rtt;
+pub mod token_bucket;
+pub mod wincm;
+
+pub use law::{ConsumerLaw, DataFeedback, LawKind, NackFeedback, SendLimit};
+pub use time::{Duration, Timestamp};

@@ -1,0 +1,1 @@
+//! Consumer and producer pipelines.

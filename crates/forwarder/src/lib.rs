@@ -1,0 +1,16 @@
+//! icnfwd: a sans-IO NDN forwarding engine and the daemon around it.
+//!
+//! - [`engine`]: the deterministic forwarding state machine (FIB, PIT, CS,
+//!   strategies, per-face queues). No socket, clock or thread inside.
+//! - [`mgmt`]: the NFD management protocol subset, answering through the engine.
+//! - [`node`]: engine + manager as one object driven by the shell or by tests.
+//! - [`config`]: the TOML configuration.
+//! - [`daemon`]: the tokio shell: faces over UDP/TCP/Unix/Ethernet, timers, signals.
+//! - [`testing`]: a virtual-time network of engines for deterministic tests.
+
+pub mod config;
+pub mod daemon;
+pub mod engine;
+pub mod mgmt;
+pub mod node;
+pub mod testing;

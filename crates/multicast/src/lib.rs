@@ -1,0 +1,1 @@
+//! SRMCC single-rate multicast groups.

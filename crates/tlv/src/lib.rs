@@ -1,0 +1,1 @@
+//! NDN packet format v0.3 and NDNLPv2 codec.
