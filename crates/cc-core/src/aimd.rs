@@ -1,1 +1,378 @@
-//! (being written)
+//! AIMD consumer window, as ndn-tools' `ndnget` (`pipeline-interests-aimd`
+//! on top of `pipeline-interests-adaptive`), the consumer half of PCON.
+//!
+//! Rules (algorithms.md §6.2, ndn-tools `tools/get/`):
+//! * unmarked Data: slow start `cwnd += ai_step` while `cwnd < ssthresh`,
+//!   else congestion avoidance `cwnd += ai_step/⌊cwnd⌋`;
+//! * marked Data (CongestionMark > 0, unless `ignore_marks`), timeout, or
+//!   Nack with reason Congestion: `ssthresh = max(2, cwnd·md_coef)`,
+//!   `cwnd = ssthresh` (or `init_cwnd` when `reset_cwnd_to_init`), at most
+//!   once per RTT (conservative window adaptation, [`CwaGate`]); a marked
+//!   Data never increases the window; a timeout also backs off the RTO;
+//! * defaults: init_cwnd 2, ssthresh ∞, ai_step 1, md_coef 0.5.
+//!
+//! Deviations: ndnget gates decreases on segment numbers (`highData >
+//! recPoint`, with `recPoint = highInterest` at the last decrease). The
+//! [`ConsumerLaw`] interface carries no segment for sent Interests, so the
+//! gate uses send times instead (send time = now − RTT of each Data): "a Data
+//! answering an Interest sent after the last decrease has arrived", which is
+//! the same condition when segments are sent in increasing order. The window
+//! is clamped to `[min_window, max_window]` (ndnget has no explicit bounds).
+
+use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
+use crate::rtt::{RttConfig, RttEstimator};
+use crate::time::{Duration, Timestamp};
+
+/// ndnget's MIN_SSTHRESH.
+pub const MIN_SSTHRESH: f64 = 2.0;
+
+/// Conservative window adaptation: allows at most one decrease per RTT.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CwaGate {
+    disabled: bool,
+    last_decrease: Option<Timestamp>,
+    newest_acked_send: Option<Timestamp>,
+}
+
+impl CwaGate {
+    /// A gate; `disabled` lets every decrease through (ndnget `--no-cwa`).
+    pub fn new(disabled: bool) -> Self {
+        CwaGate {
+            disabled,
+            ..CwaGate::default()
+        }
+    }
+
+    /// Records a Data whose Interest took `rtt` (None for retransmissions).
+    pub fn on_data(&mut self, now: Timestamp, rtt: Option<Duration>) {
+        if let Some(rtt) = rtt {
+            let sent = now - rtt;
+            if self.newest_acked_send.is_none_or(|t| sent > t) {
+                self.newest_acked_send = Some(sent);
+            }
+        }
+    }
+
+    /// Returns whether a decrease may happen now, and if so records it.
+    pub fn try_decrease(&mut self, now: Timestamp) -> bool {
+        let allowed = self.disabled
+            || match (self.last_decrease, self.newest_acked_send) {
+                (None, _) => true,
+                (Some(last), Some(acked)) => acked > last,
+                (Some(_), None) => false,
+            };
+        if allowed {
+            self.last_decrease = Some(now);
+        }
+        allowed
+    }
+
+    /// Time of the last decrease the gate let through.
+    pub fn last_decrease(&self) -> Option<Timestamp> {
+        self.last_decrease
+    }
+}
+
+/// AIMD parameters; defaults are ndnget's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct AimdConfig {
+    /// Initial window, Interests.
+    pub init_cwnd: f64,
+    /// Initial slow-start threshold (∞: slow start until the first decrease).
+    pub init_ssthresh: f64,
+    /// Additive increase per RTT.
+    pub ai_step: f64,
+    /// Multiplicative decrease factor.
+    pub md_coef: f64,
+    /// After a decrease, restart from `init_cwnd` instead of `ssthresh`.
+    pub reset_cwnd_to_init: bool,
+    /// Let every congestion signal decrease (no once-per-RTT limit).
+    pub disable_cwa: bool,
+    /// Treat marked Data as unmarked.
+    pub ignore_marks: bool,
+    /// Lower bound of the window, Interests.
+    pub min_window: f64,
+    /// Upper bound of the window, Interests.
+    pub max_window: f64,
+    /// RTO estimator parameters.
+    pub rtt: RttConfig,
+}
+
+impl Default for AimdConfig {
+    fn default() -> Self {
+        AimdConfig {
+            init_cwnd: 2.0,
+            init_ssthresh: f64::INFINITY,
+            ai_step: 1.0,
+            md_coef: 0.5,
+            reset_cwnd_to_init: false,
+            disable_cwa: false,
+            ignore_marks: false,
+            min_window: 1.0,
+            max_window: 1_000_000.0,
+            rtt: RttConfig::default(),
+        }
+    }
+}
+
+/// Counters of a window law.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowStats {
+    /// Marked Data received.
+    pub marks: u64,
+    /// Decreases caused by marks.
+    pub mark_decreases: u64,
+    /// Decreases caused by timeouts or congestion Nacks.
+    pub loss_decreases: u64,
+}
+
+/// Counts Interests in flight so RTT samples can be weighted (ndnget passes
+/// the in-flight count as the expected samples per RTT).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct InFlight(u32);
+
+impl InFlight {
+    pub(crate) fn sent(&mut self) {
+        self.0 = self.0.saturating_add(1);
+    }
+    pub(crate) fn done(&mut self) {
+        self.0 = self.0.saturating_sub(1);
+    }
+    pub(crate) fn expected_samples(self) -> u32 {
+        self.0.saturating_add(1)
+    }
+}
+
+/// ndnget's AIMD window.
+#[derive(Debug, Clone)]
+pub struct Aimd {
+    cfg: AimdConfig,
+    cwnd: f64,
+    ssthresh: f64,
+    gate: CwaGate,
+    rtt: RttEstimator,
+    in_flight: InFlight,
+    stats: WindowStats,
+}
+
+impl Aimd {
+    /// Creates the law with `cwnd = init_cwnd`.
+    pub fn new(cfg: AimdConfig) -> Self {
+        let mut a = Aimd {
+            cfg,
+            cwnd: cfg.init_cwnd,
+            ssthresh: cfg.init_ssthresh,
+            gate: CwaGate::new(cfg.disable_cwa),
+            rtt: RttEstimator::new(cfg.rtt),
+            in_flight: InFlight::default(),
+            stats: WindowStats::default(),
+        };
+        a.clamp();
+        a
+    }
+
+    /// Congestion window, Interests.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Slow-start threshold.
+    pub fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+
+    /// RTT/RTO estimator fed by this law (the pipeline's retransmission timer).
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> WindowStats {
+        self.stats
+    }
+
+    fn increase(&mut self) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += self.cfg.ai_step;
+        } else {
+            self.cwnd += self.cfg.ai_step / libm::floor(self.cwnd).max(1.0);
+        }
+        self.clamp();
+    }
+
+    fn decrease(&mut self) {
+        self.ssthresh = (self.cwnd * self.cfg.md_coef).max(MIN_SSTHRESH);
+        self.cwnd = if self.cfg.reset_cwnd_to_init {
+            self.cfg.init_cwnd
+        } else {
+            self.ssthresh
+        };
+        self.clamp();
+    }
+
+    fn clamp(&mut self) {
+        let lo = self.cfg.min_window.max(0.0);
+        let hi = self.cfg.max_window.max(lo);
+        self.cwnd = if self.cwnd.is_nan() {
+            lo
+        } else {
+            self.cwnd.clamp(lo, hi)
+        };
+    }
+
+    fn on_loss(&mut self, now: Timestamp) {
+        self.in_flight.done();
+        if self.gate.try_decrease(now) {
+            self.decrease();
+            self.rtt.backoff();
+            self.stats.loss_decreases += 1;
+        }
+    }
+}
+
+impl Default for Aimd {
+    fn default() -> Self {
+        Aimd::new(AimdConfig::default())
+    }
+}
+
+impl ConsumerLaw for Aimd {
+    fn on_interest_sent(&mut self, _now: Timestamp, _retransmission: bool) {
+        self.in_flight.sent();
+    }
+
+    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        self.in_flight.done();
+        if let Some(rtt) = fb.rtt {
+            self.rtt.add_sample(rtt, self.in_flight.expected_samples());
+        }
+        self.gate.on_data(now, fb.rtt);
+        if fb.congestion_mark > 0 {
+            self.stats.marks += 1;
+            if !self.cfg.ignore_marks {
+                if self.gate.try_decrease(now) {
+                    self.decrease();
+                    self.stats.mark_decreases += 1;
+                }
+                return;
+            }
+        }
+        self.increase();
+    }
+
+    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
+        if fb.congestion {
+            self.on_loss(now);
+        } else {
+            self.in_flight.done();
+        }
+    }
+
+    fn on_timeout(&mut self, now: Timestamp) {
+        self.on_loss(now);
+    }
+
+    fn limit(&self) -> SendLimit {
+        SendLimit::Window {
+            interests: self.cwnd,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn data(rtt_ms: u64, mark: u64) -> DataFeedback {
+        DataFeedback {
+            rtt: Some(Duration::from_millis(rtt_ms)),
+            congestion_mark: mark,
+            ..DataFeedback::default()
+        }
+    }
+
+    #[test]
+    fn slow_start_then_halving_then_congestion_avoidance() {
+        let mut a = Aimd::default();
+        let mut t = 0;
+        for _ in 0..8 {
+            t += 1;
+            a.on_data(Timestamp::from_millis(t), &data(1, 0));
+        }
+        assert_eq!(a.cwnd(), 10.0); // 2 + 8 × 1
+        a.on_data(Timestamp::from_millis(10), &data(1, 1));
+        assert_eq!((a.cwnd(), a.ssthresh()), (5.0, 5.0));
+        // Congestion avoidance: + 1/⌊cwnd⌋ per Data.
+        a.on_data(Timestamp::from_millis(11), &data(1, 0));
+        assert!((a.cwnd() - 5.2).abs() < 1e-12);
+        for _ in 0..4 {
+            a.on_data(Timestamp::from_millis(12), &data(1, 0));
+        }
+        assert!((a.cwnd() - 6.0).abs() < 1e-12);
+        a.on_data(Timestamp::from_millis(13), &data(1, 0));
+        assert!((a.cwnd() - (6.0 + 1.0 / 6.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn at_most_one_decrease_per_rtt() {
+        let mut a = Aimd::default();
+        for i in 0..18 {
+            a.on_data(Timestamp::from_millis(i), &data(100, 0));
+        }
+        assert_eq!(a.cwnd(), 20.0);
+        a.on_data(Timestamp::from_millis(200), &data(100, 1)); // → 10
+                                                               // Marks on Data sent before the decrease (sent at 150 ms < 200 ms) are ignored.
+        a.on_data(Timestamp::from_millis(250), &data(100, 1));
+        a.on_timeout(Timestamp::from_millis(260));
+        assert_eq!(a.cwnd(), 10.0);
+        assert_eq!(a.stats().marks, 2);
+        // Data sent at 205 ms (after the decrease) re-opens the gate.
+        a.on_data(Timestamp::from_millis(305), &data(100, 1));
+        assert_eq!(a.cwnd(), 5.0);
+        a.on_timeout(Timestamp::from_millis(306));
+        assert_eq!(a.cwnd(), 5.0);
+    }
+
+    #[test]
+    fn ignore_marks_increases_on_marked_data_and_min_ssthresh_holds() {
+        let mut a = Aimd::new(AimdConfig {
+            ignore_marks: true,
+            ..AimdConfig::default()
+        });
+        a.on_data(Timestamp::from_millis(1), &data(1, 1));
+        assert_eq!(a.cwnd(), 3.0);
+        let mut b = Aimd::new(AimdConfig {
+            disable_cwa: true,
+            ..AimdConfig::default()
+        });
+        for i in 0..5 {
+            b.on_timeout(Timestamp::from_millis(i));
+        }
+        assert_eq!((b.cwnd(), b.ssthresh()), (2.0, 2.0));
+        assert!(b.rtt().rto() > Duration::from_secs(1));
+    }
+
+    proptest! {
+        #[test]
+        fn window_stays_within_bounds(ev in proptest::collection::vec((0u8..4, 0u64..500, 0u64..3), 1..400)) {
+            let cfg = AimdConfig { min_window: 1.0, max_window: 64.0, ..AimdConfig::default() };
+            let mut a = Aimd::new(cfg);
+            let mut now = 0;
+            for (kind, dt, mark) in ev {
+                now += dt;
+                let t = Timestamp::from_millis(now);
+                match kind {
+                    0 => a.on_data(t, &data(dt % 300 + 1, mark)),
+                    1 => a.on_timeout(t),
+                    2 => a.on_nack(t, &NackFeedback { congestion: true, ..Default::default() }),
+                    _ => a.on_interest_sent(t, false),
+                }
+                let SendLimit::Window { interests } = a.limit() else { unreachable!() };
+                prop_assert!(interests.is_finite() && (1.0..=64.0).contains(&interests));
+            }
+        }
+    }
+}

@@ -1,1 +1,554 @@
-//! (being written)
+//! CCC: Cooperative Congestion Control (Thibaud et al., ICC 2020, §IV;
+//! algorithms.md §3).
+//!
+//! Each node keeps, per flow, the pace *objective* received from downstream
+//! (Interests carry it) and the pace *constraints* received from each
+//! upstream next hop (Data carry them), and answers with its own objectives
+//! upstream and its own constraint downstream. Paces are in Interests/s.
+//!
+//! * [`CccFlow::on_objective`]: Algorithm 1, equal split `p_o,k_obj =
+//!   p_i_obj / n` (eq. 11), so `Σ p_o,k_obj = p_i_obj` (eq. 8).
+//! * [`CccFlow::set_incoming_pace`], [`CccFlow::on_constraint`]:
+//!   Algorithm 2, load balancing of the incoming pace up to each next hop's
+//!   constraint (eq. 10), with overflow redistribution when a constraint
+//!   drops; the outgoing constraint is kept `≤ Σ p_i,k_max` (eq. 9).
+//! * [`CccSupervisor::supervise`]: Algorithm 3 every supervision period on a
+//!   downstream output interface: congested iff a packet was dropped in the
+//!   period (Algorithm 4); then every active flow's constraint becomes
+//!   `0.9 · p_i` (Algorithm 5); otherwise the spare bandwidth `C − Σ p_o_max
+//!   · data_size` (eq. 12) is shared equally among active flows (Algorithm 6).
+//! * [`CccConsumer`]: announces its objective, obeys the constraint.
+//!
+//! Readings (algorithms.md §3.4-3.5): Algorithm 5 follows the text (90% of
+//! the incoming pace) rather than the pseudo-code (90% of the constraint);
+//! Algorithm 2 fills next hops in decreasing order of spare constraint;
+//! Algorithm 6 caps each flow at its objective unless every active flow is
+//! satisfied, always at `Σ p_i,k_max`, and recycles capped flows' shares
+//! among the others (water-filling); data sizes are EWMAs (gain 1/8,
+//! 8400 bytes before the first Data); τ = 100 ms; a flow is active when it
+//! saw an Interest or Data in the last τ.
+
+use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
+use crate::mircc::path::weighted_choice;
+use crate::rcp::{sanitize, DataSizeEstimate};
+use crate::time::{Duration, Timestamp};
+use alloc::vec::Vec;
+use core::borrow::BorrowMut;
+use core::fmt;
+use rand_core::RngCore;
+
+/// Tolerance under which a pace counts as zero.
+const EPS: f64 = 1e-9;
+
+/// Parameters of CCC.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct CccConfig {
+    /// Supervision period τ of an output interface.
+    pub supervision_period: Duration,
+    /// Factor applied to the incoming pace on congestion (Algorithm 5).
+    pub reduction_factor: f64,
+    /// Data size assumed before the flow's first Data (bytes).
+    pub initial_data_size_bytes: f64,
+    /// EWMA gain of the flow's Data size.
+    pub data_size_gain: f64,
+    /// Most next hops per flow.
+    pub max_next_hops: usize,
+}
+
+impl Default for CccConfig {
+    fn default() -> Self {
+        CccConfig {
+            supervision_period: Duration::from_millis(100),
+            reduction_factor: 0.9,
+            initial_data_size_bytes: 8400.0,
+            data_size_gain: 0.125,
+            max_next_hops: 16,
+        }
+    }
+}
+
+/// Errors of the CCC tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CccError {
+    /// The flow already has `max_next_hops` next hops.
+    TooManyNextHops,
+}
+
+impl fmt::Display for CccError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CCC flow has too many next hops")
+    }
+}
+
+impl core::error::Error for CccError {}
+
+/// One upstream next hop of a flow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NextHop {
+    /// Face id of the next hop.
+    pub face: u64,
+    /// Objective sent on this face, `p_o,k_obj`.
+    pub objective_ips: f64,
+    /// Outgoing pace on this face, `p_o,k`.
+    pub pace_ips: f64,
+    /// Constraint received from this face, `p_i,k_max`.
+    pub constraint_ips: f64,
+}
+
+/// CCC state of one flow (content prefix × downstream face) at one node.
+#[derive(Debug, Clone)]
+pub struct CccFlow {
+    cfg: CccConfig,
+    objective_ips: f64,
+    incoming_pace_ips: f64,
+    constraint_out_ips: f64,
+    supervised: bool,
+    hops: Vec<NextHop>,
+    data_size: DataSizeEstimate,
+    last_active: Option<Timestamp>,
+    period_start: Option<Timestamp>,
+    interests_in_period: u64,
+}
+
+impl CccFlow {
+    /// A flow with no next hop yet.
+    pub fn new(cfg: CccConfig) -> Self {
+        CccFlow {
+            data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
+            cfg,
+            objective_ips: 0.0,
+            incoming_pace_ips: 0.0,
+            constraint_out_ips: 0.0,
+            supervised: false,
+            hops: Vec::new(),
+            last_active: None,
+            period_start: None,
+            interests_in_period: 0,
+        }
+    }
+
+    /// Adds (or updates) next hop `face` with the constraint known for it
+    /// (e.g. its link capacity over the Data size, before any Data).
+    pub fn add_next_hop(&mut self, face: u64, constraint_ips: f64) -> Result<(), CccError> {
+        let c = sanitize(constraint_ips);
+        if let Some(h) = self.hops.iter_mut().find(|h| h.face == face) {
+            h.constraint_ips = c;
+        } else {
+            if self.hops.len() >= self.cfg.max_next_hops {
+                return Err(CccError::TooManyNextHops);
+            }
+            self.hops.push(NextHop {
+                face,
+                objective_ips: 0.0,
+                pace_ips: 0.0,
+                constraint_ips: c,
+            });
+        }
+        if !self.supervised {
+            // Before any supervision the node passes on what upstream allows.
+            self.constraint_out_ips = self.aggregate_constraint_ips();
+        }
+        self.split_objective();
+        self.rebalance();
+        Ok(())
+    }
+
+    /// Removes next hop `face`; its pace moves to the others.
+    pub fn remove_next_hop(&mut self, face: u64) {
+        self.hops.retain(|h| h.face != face);
+        self.split_objective();
+        self.rebalance();
+    }
+
+    /// Algorithm 1: a new objective from downstream, split equally.
+    pub fn on_objective(&mut self, now: Timestamp, objective_ips: f64) {
+        self.touch(now);
+        self.objective_ips = sanitize(objective_ips);
+        self.split_objective();
+    }
+
+    fn split_objective(&mut self) {
+        let n = self.hops.len();
+        if n == 0 {
+            return;
+        }
+        let share = self.objective_ips / n as f64;
+        for h in &mut self.hops {
+            h.objective_ips = share;
+        }
+        // Put the rounding residue on the first hop so eq. 8 is exact.
+        let sum: f64 = self.hops.iter().map(|h| h.objective_ips).sum();
+        self.hops[0].objective_ips += self.objective_ips - sum;
+    }
+
+    /// An Interest of the flow arrived (counts towards the measured pace).
+    pub fn on_interest(&mut self, now: Timestamp) {
+        self.touch(now);
+        self.interests_in_period = self.interests_in_period.saturating_add(1);
+        if self.period_start.is_none() {
+            self.period_start = Some(now);
+        }
+    }
+
+    /// A Data of the flow came back (updates the Data-size EWMA).
+    pub fn on_data(&mut self, now: Timestamp, data_size_bytes: u32) {
+        self.touch(now);
+        self.data_size.sample(data_size_bytes);
+    }
+
+    fn touch(&mut self, now: Timestamp) {
+        self.last_active = Some(self.last_active.map_or(now, |t| t.max(now)));
+    }
+
+    /// Ends the pace measurement period: `p_i` = Interests counted since the
+    /// last call over the elapsed time; then Algorithm 2.
+    pub fn measure_incoming_pace(&mut self, now: Timestamp) {
+        let start = self.period_start.unwrap_or(now);
+        let secs = (now - start).as_secs_f64();
+        if secs > 0.0 {
+            self.set_incoming_pace(self.interests_in_period as f64 / secs);
+        } else if self.interests_in_period == 0 {
+            self.set_incoming_pace(0.0);
+        }
+        self.interests_in_period = 0;
+        self.period_start = Some(now);
+    }
+
+    /// Algorithm 2 for a new incoming pace `p_i`: redistributes it from
+    /// scratch over the next hops, up to their constraints.
+    pub fn set_incoming_pace(&mut self, pace_ips: f64) {
+        self.incoming_pace_ips = sanitize(pace_ips);
+        self.rebalance();
+    }
+
+    fn rebalance(&mut self) {
+        for h in &mut self.hops {
+            h.pace_ips = 0.0;
+        }
+        self.distribute(self.incoming_pace_ips);
+    }
+
+    /// Algorithm 2 core: places `pace` on hops with spare constraint, most
+    /// spare first; if some is left, eq. 9 is re-established.
+    fn distribute(&mut self, mut pace: f64) {
+        while pace > EPS {
+            let best = self
+                .hops
+                .iter_mut()
+                .filter(|h| h.constraint_ips - h.pace_ips > EPS)
+                .max_by(|a, b| {
+                    (a.constraint_ips - a.pace_ips).total_cmp(&(b.constraint_ips - b.pace_ips))
+                });
+            let Some(h) = best else { break };
+            let add = (h.constraint_ips - h.pace_ips).min(pace);
+            h.pace_ips += add;
+            pace -= add;
+        }
+        self.enforce_eq9();
+    }
+
+    /// A constraint arrived in Data from next hop `face`. A tighter one
+    /// lowers that hop's pace (eq. 10) and spreads the overflow (Algorithm
+    /// 2); a looser one lets queued-up incoming pace be placed.
+    pub fn on_constraint(&mut self, now: Timestamp, face: u64, constraint_ips: f64) {
+        self.touch(now);
+        let c = sanitize(constraint_ips);
+        let Some(h) = self.hops.iter_mut().find(|h| h.face == face) else {
+            return;
+        };
+        h.constraint_ips = c;
+        let overflow = (h.pace_ips - c).max(0.0);
+        h.pace_ips = h.pace_ips.min(c);
+        let placed: f64 = self.hops.iter().map(|h| h.pace_ips).sum();
+        let unplaced = (self.incoming_pace_ips - placed).max(0.0);
+        if !self.supervised {
+            self.constraint_out_ips = self.aggregate_constraint_ips();
+        }
+        self.distribute(overflow.max(unplaced));
+    }
+
+    /// `Σ_k p_i,k_max`.
+    pub fn aggregate_constraint_ips(&self) -> f64 {
+        self.hops.iter().map(|h| h.constraint_ips).sum()
+    }
+
+    fn enforce_eq9(&mut self) {
+        let agg = self.aggregate_constraint_ips();
+        if self.constraint_out_ips > agg {
+            self.constraint_out_ips = agg;
+        }
+    }
+
+    /// Sets the outgoing constraint (supervision), clamped by eq. 9.
+    fn set_constraint_out(&mut self, ips: f64) {
+        self.supervised = true;
+        self.constraint_out_ips = sanitize(ips);
+        self.enforce_eq9();
+    }
+
+    /// Picks the next hop for an Interest, with probability proportional to
+    /// the outgoing paces (the objective split before any pace is known).
+    pub fn choose_next_hop(&self, rng: &mut impl RngCore) -> Option<u64> {
+        let paces: Vec<f64> = self.hops.iter().map(|h| h.pace_ips).collect();
+        let weights = if paces.iter().sum::<f64>() > EPS {
+            paces
+        } else {
+            self.hops.iter().map(|h| h.objective_ips).collect()
+        };
+        weighted_choice(&weights, rng).map(|i| self.hops[i].face)
+    }
+
+    /// `p_i_obj`.
+    pub fn objective_ips(&self) -> f64 {
+        self.objective_ips
+    }
+    /// `p_i`.
+    pub fn incoming_pace_ips(&self) -> f64 {
+        self.incoming_pace_ips
+    }
+    /// `p_o_max`, piggybacked on the flow's Data sent downstream.
+    pub fn constraint_out_ips(&self) -> f64 {
+        self.constraint_out_ips
+    }
+    /// Next hops with their objectives, paces and constraints.
+    pub fn next_hops(&self) -> &[NextHop] {
+        &self.hops
+    }
+    /// Data-size estimate (bytes).
+    pub fn data_size_bytes(&self) -> f64 {
+        self.data_size.bytes()
+    }
+    /// True if the flow saw an Interest or Data within `window` before `now`.
+    pub fn is_active(&self, now: Timestamp, window: Duration) -> bool {
+        self.last_active.is_some_and(|t| now - t <= window)
+    }
+    /// This flow's term of eq. 12: `p_o_max · data_size` in bit/s.
+    pub fn bandwidth_bps(&self) -> f64 {
+        self.constraint_out_ips * self.data_size.bytes() * 8.0
+    }
+}
+
+/// What a supervision round decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Supervision {
+    /// Drops were seen: this many active flows had their constraint cut.
+    Congested {
+        /// Flows reduced.
+        flows: usize,
+    },
+    /// No drop: `available_bps` (eq. 12) was shared among `flows` flows.
+    Augmented {
+        /// Spare bandwidth before distribution (may be ≤ 0: nothing given).
+        available_bps: f64,
+        /// Active flows.
+        flows: usize,
+    },
+}
+
+/// Queue supervision of one downstream output interface (Algorithms 3-6).
+#[derive(Debug, Clone)]
+pub struct CccSupervisor {
+    cfg: CccConfig,
+    capacity_bps: f64,
+    drops: u64,
+    last_run: Option<Timestamp>,
+}
+
+impl CccSupervisor {
+    /// Supervises an interface of `capacity_bps`.
+    pub fn new(cfg: CccConfig, capacity_bps: f64) -> Self {
+        CccSupervisor {
+            cfg,
+            capacity_bps: sanitize(capacity_bps),
+            drops: 0,
+            last_run: None,
+        }
+    }
+
+    /// The emission queue dropped a packet (Algorithm 4 input).
+    pub fn on_drop(&mut self) {
+        self.drops = self.drops.saturating_add(1);
+    }
+
+    /// When the next supervision is due.
+    pub fn poll_timeout(&self) -> Timestamp {
+        self.last_run
+            .map_or(Timestamp::ZERO, |t| t + self.cfg.supervision_period)
+    }
+
+    /// Algorithm 3 over the flows whose Data leave by this interface.
+    pub fn supervise<F: BorrowMut<CccFlow>>(
+        &mut self,
+        now: Timestamp,
+        flows: &mut [F],
+    ) -> Supervision {
+        self.last_run = Some(now);
+        let window = self.cfg.supervision_period;
+        for f in flows.iter_mut() {
+            f.borrow_mut().measure_incoming_pace(now);
+        }
+        let congested = self.drops > 0; // Algorithm 4
+        self.drops = 0;
+        let mut active: Vec<&mut CccFlow> = flows
+            .iter_mut()
+            .map(|f| f.borrow_mut())
+            .filter(|f| f.is_active(now, window))
+            .collect();
+        if congested {
+            // Algorithm 5.
+            for f in active.iter_mut() {
+                let target = self.cfg.reduction_factor * f.incoming_pace_ips;
+                f.set_constraint_out(target);
+            }
+            return Supervision::Congested {
+                flows: active.len(),
+            };
+        }
+        // Eq. 12 and Algorithm 6.
+        let used: f64 = active.iter().map(|f| f.bandwidth_bps()).sum();
+        let available_bps = self.capacity_bps - used;
+        let n = active.len();
+        if available_bps > 0.0 && n > 0 {
+            let all_satisfied = active
+                .iter()
+                .all(|f| f.constraint_out_ips >= f.objective_ips);
+            let caps: Vec<f64> = active
+                .iter()
+                .map(|f| {
+                    let agg = f.aggregate_constraint_ips();
+                    if all_satisfied {
+                        agg
+                    } else {
+                        agg.min(f.objective_ips)
+                    }
+                })
+                .collect();
+            water_fill(&mut active, &caps, available_bps);
+        }
+        Supervision::Augmented {
+            available_bps,
+            flows: n,
+        }
+    }
+}
+
+/// Gives each flow an equal share of `available_bps`, converting to a pace
+/// by its Data size; shares that a flow's cap cannot absorb are recycled
+/// among the flows still below their cap.
+fn water_fill(flows: &mut [&mut CccFlow], caps: &[f64], mut available_bps: f64) {
+    let mut open: Vec<usize> = (0..flows.len())
+        .filter(|&i| caps[i] - flows[i].constraint_out_ips > EPS)
+        .collect();
+    while available_bps > EPS && !open.is_empty() {
+        let share = available_bps / open.len() as f64;
+        let mut still_open = Vec::with_capacity(open.len());
+        for &i in &open {
+            let f = &mut flows[i];
+            let bits = f.data_size.bytes() * 8.0;
+            let room_ips = caps[i] - f.constraint_out_ips;
+            let add_ips = (share / bits).min(room_ips);
+            let new = f.constraint_out_ips + add_ips;
+            f.set_constraint_out(new);
+            available_bps -= add_ips * bits;
+            if caps[i] - f.constraint_out_ips > EPS {
+                still_open.push(i);
+            }
+        }
+        if still_open.len() == open.len() {
+            break; // nobody capped: every share was absorbed
+        }
+        open = still_open;
+    }
+}
+
+/// What a producer's network layer stamps as its constraint before it knows
+/// more: its link capacity divided by the Data size.
+pub fn producer_constraint_ips(capacity_bps: f64, data_size_bytes: f64) -> f64 {
+    if data_size_bytes > 0.0 {
+        sanitize(capacity_bps) / (8.0 * data_size_bytes)
+    } else {
+        0.0
+    }
+}
+
+/// Parameters of the CCC consumer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct CccConsumerConfig {
+    /// What the application wants (bit/s of Data).
+    pub target_rate_bps: f64,
+    /// Data size assumed before the first Data (bytes).
+    pub initial_data_size_bytes: f64,
+    /// EWMA gain of the Data size.
+    pub data_size_gain: f64,
+    /// Safety bound on Interests in flight.
+    pub max_outstanding: u32,
+}
+
+impl Default for CccConsumerConfig {
+    fn default() -> Self {
+        CccConsumerConfig {
+            target_rate_bps: 10e6,
+            initial_data_size_bytes: 8400.0,
+            data_size_gain: 0.125,
+            max_outstanding: 10_000,
+        }
+    }
+}
+
+/// CCC consumer: announces `objective = target rate / Data size` in its
+/// Interests and paces at `min(objective, latest constraint)`.
+#[derive(Debug, Clone)]
+pub struct CccConsumer {
+    cfg: CccConsumerConfig,
+    data_size: DataSizeEstimate,
+    constraint_ips: Option<f64>,
+}
+
+impl CccConsumer {
+    /// A consumer with no constraint heard yet.
+    pub fn new(cfg: CccConsumerConfig) -> Self {
+        CccConsumer {
+            data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
+            cfg,
+            constraint_ips: None,
+        }
+    }
+    /// The objective to put in Interests (Interests/s).
+    pub fn objective_ips(&self) -> f64 {
+        sanitize(self.cfg.target_rate_bps) / (8.0 * self.data_size.bytes())
+    }
+    /// The latest constraint heard (Interests/s).
+    pub fn constraint_ips(&self) -> Option<f64> {
+        self.constraint_ips
+    }
+    /// The pace actually used (Interests/s).
+    pub fn pace_ips(&self) -> f64 {
+        let obj = self.objective_ips();
+        self.constraint_ips.map_or(obj, |c| obj.min(c))
+    }
+}
+
+impl ConsumerLaw for CccConsumer {
+    fn on_data(&mut self, _now: Timestamp, fb: &DataFeedback) {
+        self.data_size.sample(fb.data_size_bytes);
+        if let Some(c) = fb.pace_constraint_ips {
+            if c.is_finite() && c >= 0.0 {
+                self.constraint_ips = Some(c);
+            }
+        }
+    }
+
+    fn limit(&self) -> SendLimit {
+        SendLimit::Rate {
+            interests_per_sec: self.pace_ips(),
+            max_outstanding: self.cfg.max_outstanding,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,415 @@
-//! (being written)
+//! RCP, the Rate Control Protocol of Dukkipati, in the ICN form used as the
+//! baseline by MIRCC (Mahdian et al., ACM ICN'16, §3.1.1 eq. 1; algorithms.md
+//! §6.1).
+//!
+//! Each forwarder keeps one stamping rate per outgoing Interest link and
+//! recomputes it every period `T`:
+//!
+//! ```text
+//! R(t) = R(t−T) · [ 1 + (T/d) · ( α·(η·C − y(t)) − β·q(t)/d ) / C ]      (1)
+//! ```
+//!
+//! `C` is the capacity of the link in the Data direction, `y(t)` the rate of
+//! Interests entering the link during the period and `q(t)` the queued
+//! Interests, both *inflated* to the size of the Data they will bring back
+//! (MIRCC §3.1.1), and `d` the smoothed RTT. Returning Data carry
+//! `min(Data.R, R)`; the consumer ([`RateConsumer`]) sends Interests at the
+//! smallest rate it hears, divided by the Data size.
+//!
+//! Deviations and choices (all documented in algorithms.md §6.1):
+//! * the gain `T/d` is capped at 1, as the reference ns-2 router does
+//!   (`T_q = min(avg_rtt, T)`), so a period longer than the RTT does not
+//!   over-correct;
+//! * the result is clamped to `[min_rate_bps, η·C]` like the reference code;
+//! * α = β = 0.4 (the reference code's commented defaults) and η = 0.95.
+//!
+//! The caller hands in already-inflated byte counts (Interest bytes × the
+//! Data/Interest inflation factor, see [`crate::mircc::Inflation`]).
+
+use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
+use crate::time::{Duration, Timestamp};
+
+/// Parameters of the RCP link law (eq. 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct RcpConfig {
+    /// Gain on the spare capacity `η·C − y`.
+    pub alpha: f64,
+    /// Gain on the queue drain term `q/d`.
+    pub beta: f64,
+    /// Target utilisation η.
+    pub eta: f64,
+    /// Nominal update period `T` (used for the first update).
+    pub period: Duration,
+    /// RTT used while the caller has no estimate.
+    pub default_rtt: Duration,
+    /// Floor of the stamped rate, so a link never advertises zero.
+    pub min_rate_bps: f64,
+    /// Initial rate as a fraction of `η·C`.
+    pub initial_fraction: f64,
+}
+
+impl Default for RcpConfig {
+    fn default() -> Self {
+        RcpConfig {
+            alpha: 0.4,
+            beta: 0.4,
+            eta: 0.95,
+            period: Duration::from_millis(10),
+            default_rtt: Duration::from_millis(100),
+            min_rate_bps: 10_000.0,
+            initial_fraction: 1.0,
+        }
+    }
+}
+
+/// A per-link explicit-rate law updated once per period (RCP and MIRCC).
+///
+/// Lets the simulator and the forwarder drive either law the same way.
+pub trait LinkRateLaw {
+    /// Runs one period: `arrived_bytes` is the inflated Interest volume that
+    /// entered the link since the previous update, `queue_bytes` the inflated
+    /// queue now, `rtt` the smoothed RTT. Returns the new stamping rate.
+    fn update(
+        &mut self,
+        now: Timestamp,
+        arrived_bytes: u64,
+        queue_bytes: u64,
+        rtt: Duration,
+    ) -> f64;
+    /// The rate stamped into Data until the next update (bit/s).
+    fn rate_bps(&self) -> f64;
+    /// The period the law wants to be updated at.
+    fn period(&self) -> Duration;
+}
+
+/// Measures the elapsed period and the input rate for one update.
+///
+/// Returns `(T in seconds, y in bit/s)`, or `None` for a zero-length period.
+pub(crate) fn period_and_rate(
+    last: Option<Timestamp>,
+    now: Timestamp,
+    nominal: Duration,
+    arrived_bytes: u64,
+) -> Option<(f64, f64)> {
+    let t = match last {
+        Some(prev) => (now - prev).as_secs_f64(),
+        None => nominal.as_secs_f64(),
+    };
+    if t <= 0.0 {
+        return None;
+    }
+    Some((t, arrived_bytes as f64 * 8.0 / t))
+}
+
+/// Positive RTT in seconds, falling back to `default` for zero.
+pub(crate) fn rtt_secs(rtt: Duration, default: Duration) -> f64 {
+    let d = rtt.as_secs_f64();
+    if d > 0.0 {
+        d
+    } else {
+        default.as_secs_f64().max(1e-6)
+    }
+}
+
+/// RCP state of one outgoing link.
+#[derive(Debug, Clone)]
+pub struct RcpLink {
+    cfg: RcpConfig,
+    capacity_bps: f64,
+    rate_bps: f64,
+    last_update: Option<Timestamp>,
+    last_input_bps: f64,
+}
+
+impl RcpLink {
+    /// A link of `capacity_bps` (Data direction), starting at
+    /// `initial_fraction · η·C`.
+    pub fn new(cfg: RcpConfig, capacity_bps: f64) -> Self {
+        let capacity_bps = sanitize(capacity_bps);
+        let rate_bps = (cfg.initial_fraction * cfg.eta * capacity_bps)
+            .clamp(cfg.min_rate_bps, upper(&cfg, capacity_bps));
+        RcpLink {
+            cfg,
+            capacity_bps,
+            rate_bps,
+            last_update: None,
+            last_input_bps: 0.0,
+        }
+    }
+
+    /// Changes the capacity (e.g. the face was reconfigured).
+    pub fn set_capacity(&mut self, capacity_bps: f64) {
+        self.capacity_bps = sanitize(capacity_bps);
+        self.rate_bps = self
+            .rate_bps
+            .clamp(self.cfg.min_rate_bps, upper(&self.cfg, self.capacity_bps));
+    }
+
+    /// Link capacity in bit/s.
+    pub fn capacity_bps(&self) -> f64 {
+        self.capacity_bps
+    }
+
+    /// The input rate y measured at the last update (bit/s).
+    pub fn last_input_bps(&self) -> f64 {
+        self.last_input_bps
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RcpConfig {
+        &self.cfg
+    }
+}
+
+/// Upper clamp `η·C`, never below the floor.
+fn upper(cfg: &RcpConfig, capacity_bps: f64) -> f64 {
+    (cfg.eta * capacity_bps).max(cfg.min_rate_bps)
+}
+
+/// Non-finite or negative capacities become zero instead of poisoning rates.
+pub(crate) fn sanitize(x: f64) -> f64 {
+    if x.is_finite() && x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
+impl LinkRateLaw for RcpLink {
+    fn update(
+        &mut self,
+        now: Timestamp,
+        arrived_bytes: u64,
+        queue_bytes: u64,
+        rtt: Duration,
+    ) -> f64 {
+        let Some((t, y)) = period_and_rate(self.last_update, now, self.cfg.period, arrived_bytes)
+        else {
+            return self.rate_bps;
+        };
+        self.last_update = Some(now);
+        self.last_input_bps = y;
+        let c = self.capacity_bps;
+        if c <= 0.0 {
+            self.rate_bps = self.cfg.min_rate_bps;
+            return self.rate_bps;
+        }
+        let d = rtt_secs(rtt, self.cfg.default_rtt);
+        let q_bits = queue_bytes as f64 * 8.0;
+        let gain = (t / d).min(1.0);
+        let feedback = self.cfg.alpha * (self.cfg.eta * c - y) - self.cfg.beta * q_bits / d;
+        let next = self.rate_bps * (1.0 + gain * feedback / c);
+        self.rate_bps = if next.is_finite() {
+            next.clamp(self.cfg.min_rate_bps, upper(&self.cfg, c))
+        } else {
+            self.cfg.min_rate_bps
+        };
+        self.rate_bps
+    }
+
+    fn rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+
+    fn period(&self) -> Duration {
+        self.cfg.period
+    }
+}
+
+/// Parameters of the explicit-rate consumer (RCP, single-path MIRCC).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct RateConsumerConfig {
+    /// Rate used before the first stamped rate arrives (bit/s of Data).
+    pub initial_rate_bps: f64,
+    /// Data size assumed before the first Data is measured (bytes).
+    pub initial_data_size_bytes: f64,
+    /// EWMA gain of the Data-size estimate.
+    pub data_size_gain: f64,
+    /// Safety bound on Interests in flight.
+    pub max_outstanding: u32,
+}
+
+impl Default for RateConsumerConfig {
+    fn default() -> Self {
+        RateConsumerConfig {
+            initial_rate_bps: 80_000.0,
+            initial_data_size_bytes: 1_100.0,
+            data_size_gain: 0.125,
+            max_outstanding: 10_000,
+        }
+    }
+}
+
+/// EWMA of Data wire sizes, used to deflate bit rates to Interest rates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DataSizeEstimate {
+    bytes: f64,
+    gain: f64,
+    seeded: bool,
+}
+
+impl DataSizeEstimate {
+    /// Starts at `initial_bytes` until the first sample replaces it.
+    pub fn new(initial_bytes: f64, gain: f64) -> Self {
+        DataSizeEstimate {
+            bytes: initial_bytes.max(1.0),
+            gain: gain.clamp(0.0, 1.0),
+            seeded: false,
+        }
+    }
+    /// Folds in one Data size; zero sizes (unknown) are ignored.
+    pub fn sample(&mut self, bytes: u32) {
+        if bytes == 0 {
+            return;
+        }
+        let b = f64::from(bytes);
+        if self.seeded {
+            self.bytes += self.gain * (b - self.bytes);
+        } else {
+            self.bytes = b;
+            self.seeded = true;
+        }
+    }
+    /// Current estimate in bytes (≥ 1).
+    pub fn bytes(&self) -> f64 {
+        self.bytes
+    }
+}
+
+/// Consumer of RCP (and single-path MIRCC): sends at the minimum rate
+/// stamped along the path, deflated to Interests/s by the Data size.
+///
+/// Rates from Data are applied immediately, without smoothing, since routers
+/// already smooth (MIRCC §3.1). A Nack's rate is applied only when it lowers
+/// the current rate, because it covers only part of the path (MIRCC §3).
+#[derive(Debug, Clone)]
+pub struct RateConsumer {
+    cfg: RateConsumerConfig,
+    rate_bps: f64,
+    data_size: DataSizeEstimate,
+}
+
+impl RateConsumer {
+    /// A consumer starting at `initial_rate_bps`.
+    pub fn new(cfg: RateConsumerConfig) -> Self {
+        RateConsumer {
+            rate_bps: sanitize(cfg.initial_rate_bps),
+            data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
+            cfg,
+        }
+    }
+    /// The current Data rate target (bit/s).
+    pub fn rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+    /// The Data-size estimate (bytes).
+    pub fn data_size_bytes(&self) -> f64 {
+        self.data_size.bytes()
+    }
+    /// The current Interest rate (Interests/s).
+    pub fn interests_per_sec(&self) -> f64 {
+        self.rate_bps / (8.0 * self.data_size.bytes())
+    }
+}
+
+impl ConsumerLaw for RateConsumer {
+    fn on_data(&mut self, _now: Timestamp, fb: &DataFeedback) {
+        self.data_size.sample(fb.data_size_bytes);
+        if let Some(r) = fb.primary_rate_bps {
+            if r.is_finite() && r >= 0.0 {
+                self.rate_bps = r;
+            }
+        }
+    }
+
+    fn on_nack(&mut self, _now: Timestamp, fb: &NackFeedback) {
+        if let Some(r) = fb.primary_rate_bps {
+            if r.is_finite() && r >= 0.0 && r < self.rate_bps {
+                self.rate_bps = r;
+            }
+        }
+    }
+
+    fn limit(&self) -> SendLimit {
+        SendLimit::Rate {
+            interests_per_sec: self.interests_per_sec(),
+            max_outstanding: self.cfg.max_outstanding,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Timestamp {
+        Timestamp::from_millis(x)
+    }
+
+    #[test]
+    fn eq1_recomputed_by_hand() {
+        // C = 1 Mbit/s, R0 = 0.95 Mbit/s, T = 10 ms, d = 100 ms,
+        // y = 1.2 Mbit/s (1500 bytes in 10 ms), q = 2500 bytes.
+        let mut l = RcpLink::new(RcpConfig::default(), 1e6);
+        l.update(ms(0), 0, 0, Duration::from_millis(100));
+        let r0 = l.rate_bps();
+        assert_eq!(r0, 0.95e6);
+        let r1 = l.update(ms(10), 1500, 2500, Duration::from_millis(100));
+        let y = 1500.0 * 8.0 / 0.01;
+        let q = 2500.0 * 8.0;
+        let expect = r0 * (1.0 + 0.1 * (0.4 * (0.95e6 - y) - 0.4 * q / 0.1) / 1e6);
+        assert!((r1 - expect).abs() < 1e-6, "{r1} vs {expect}");
+        assert!(r1 < r0);
+    }
+
+    #[test]
+    fn rate_is_clamped_and_recovers_from_collapse() {
+        let mut l = RcpLink::new(RcpConfig::default(), 1e6);
+        l.update(ms(0), 0, 0, Duration::from_millis(100));
+        // A huge overload with T = d drives the factor negative: floor.
+        let r = l.update(ms(100), 10_000_000, 1_000_000, Duration::from_millis(100));
+        assert_eq!(r, 10_000.0);
+        // Idle link: multiplicative growth up to η·C, never beyond.
+        let mut t = 100;
+        for _ in 0..100 {
+            t += 100;
+            l.update(ms(t), 0, 0, Duration::from_millis(100));
+        }
+        assert_eq!(l.rate_bps(), 0.95e6);
+    }
+
+    #[test]
+    fn consumer_deflates_by_data_size_and_only_lowers_on_nack() {
+        let mut c = RateConsumer::new(RateConsumerConfig::default());
+        let fb = DataFeedback {
+            primary_rate_bps: Some(800_000.0),
+            data_size_bytes: 1000,
+            ..Default::default()
+        };
+        c.on_data(ms(1), &fb);
+        assert!((c.interests_per_sec() - 100.0).abs() < 1e-9);
+        let up = NackFeedback {
+            congestion: true,
+            primary_rate_bps: Some(900_000.0),
+            ..Default::default()
+        };
+        c.on_nack(ms(2), &up);
+        assert_eq!(c.rate_bps(), 800_000.0);
+        let down = NackFeedback {
+            primary_rate_bps: Some(400_000.0),
+            ..up
+        };
+        c.on_nack(ms(3), &down);
+        assert_eq!(c.rate_bps(), 400_000.0);
+        match c.limit() {
+            SendLimit::Rate {
+                interests_per_sec, ..
+            } => assert!((interests_per_sec - 50.0).abs() < 1e-9),
+            SendLimit::Window { .. } => panic!("rate law must return a rate"),
+        }
+    }
+}

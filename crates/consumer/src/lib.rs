@@ -1,1 +1,26 @@
-//! Consumer and producer pipelines.
+//! Consumer and producer for icnfwd: `icncat` fetches a segmented object,
+//! `icnput` publishes one.
+//!
+//! The protocol logic is sans-IO (every call takes `now`): [`pipeline`]
+//! decides which segment to request and when, driven by any cc-core
+//! [`cc_core::ConsumerLaw`]; [`fetch`] adds version discovery and packets;
+//! [`publisher`] answers Interests. [`transport`] and [`run`] are the tokio
+//! shell that only moves bytes.
+
+pub mod fetch;
+pub mod mgmt;
+pub mod pipeline;
+pub mod publisher;
+pub mod rate;
+pub mod rtt;
+pub mod run;
+pub mod scheme;
+pub mod stats;
+pub mod transport;
+
+pub use fetch::{Discovery, FetchConfig, FetchError, Fetcher};
+pub use pipeline::{NackKind, Pipeline, PipelineConfig, PipelineError, Request};
+pub use publisher::{Content, Publisher, PublisherConfig};
+pub use rate::RateSpec;
+pub use scheme::{SchemeOptions, Tagger};
+pub use stats::FetchStats;

@@ -1,1 +1,417 @@
-//! (being written)
+//! The TOML configuration of `icnfwd` (`configs/icnfwd.toml` documents every
+//! key). Unknown keys are errors that name the key; a missing file section
+//! takes the built-in default, so `icnfwd` with no file runs like NFD
+//! (UDP/TCP 6363, Unix socket `/run/nfd/nfd.sock`).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use icn_tlv::Name;
+use serde::Deserialize;
+
+use crate::mgmt::FaceUri;
+
+/// Default Unix socket: where python-ndn, NDNts and ndn-cxx look first on Linux.
+pub const DEFAULT_UNIX_PATH: &str = "/run/nfd/nfd.sock";
+/// NDN IPv4 multicast group and port.
+pub const DEFAULT_MULTICAST_GROUP: &str = "224.0.23.170:56363";
+/// NFD's UDP unicast MTU.
+pub const DEFAULT_UDP_MTU: usize = 8800;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("invalid value for `{key}`: {reason}")]
+    Invalid { key: String, reason: String },
+}
+
+fn invalid(key: impl Into<String>, reason: impl ToString) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.into(),
+        reason: reason.to_string(),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// tracing filter (RUST_LOG syntax); the RUST_LOG variable overrides it.
+    pub log_level: String,
+    pub tables: Tables,
+    pub unix: UnixConfig,
+    pub udp: UdpConfig,
+    pub tcp: TcpConfig,
+    pub multicast: MulticastConfig,
+    pub ethernet: Vec<EthernetConfig>,
+    pub face: Vec<FaceConfig>,
+    pub route: Vec<RouteConfig>,
+    pub strategy: Vec<StrategyConfig>,
+    pub cc: CcConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            log_level: "info".into(),
+            tables: Tables::default(),
+            unix: UnixConfig::default(),
+            udp: UdpConfig::default(),
+            tcp: TcpConfig::default(),
+            multicast: MulticastConfig::default(),
+            ethernet: Vec::new(),
+            face: Vec::new(),
+            route: Vec::new(),
+            strategy: Vec::new(),
+            cc: CcConfig::default(),
+        }
+    }
+}
+
+/// Table bounds.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tables {
+    pub cs_max_packets: usize,
+    pub cs_max_bytes: usize,
+    pub pit_max_entries: usize,
+    pub dead_nonce_max: usize,
+    pub rib_max_routes: usize,
+}
+
+impl Default for Tables {
+    fn default() -> Self {
+        Tables {
+            cs_max_packets: 65_536,
+            cs_max_bytes: 256 << 20,
+            pit_max_entries: 200_000,
+            dead_nonce_max: 100_000,
+            rib_max_routes: 100_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UnixConfig {
+    pub enabled: bool,
+    pub path: PathBuf,
+}
+
+impl Default for UnixConfig {
+    fn default() -> Self {
+        UnixConfig {
+            enabled: true,
+            path: PathBuf::from(DEFAULT_UNIX_PATH),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UdpConfig {
+    pub enabled: bool,
+    pub listen: Vec<SocketAddr>,
+    /// On-demand faces idle this long are closed (NFD: 600 s).
+    pub idle_timeout_s: u64,
+    pub mtu: usize,
+}
+
+impl Default for UdpConfig {
+    fn default() -> Self {
+        UdpConfig {
+            enabled: true,
+            listen: vec![SocketAddr::from(([0, 0, 0, 0], 6363))],
+            idle_timeout_s: 600,
+            mtu: DEFAULT_UDP_MTU,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    pub enabled: bool,
+    pub listen: Vec<SocketAddr>,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            enabled: true,
+            listen: vec![SocketAddr::from(([0, 0, 0, 0], 6363))],
+        }
+    }
+}
+
+/// UDP multicast discovery face; off unless enabled.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MulticastConfig {
+    pub enabled: bool,
+    pub group: SocketAddr,
+    /// IPv4 address of the interface to join on (one face each).
+    pub interfaces: Vec<std::net::Ipv4Addr>,
+}
+
+impl Default for MulticastConfig {
+    fn default() -> Self {
+        MulticastConfig {
+            enabled: false,
+            group: DEFAULT_MULTICAST_GROUP.parse().expect("constant"),
+            interfaces: Vec::new(),
+        }
+    }
+}
+
+/// An Ethernet (AF_PACKET) multicast face on one interface.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EthernetConfig {
+    pub interface: String,
+    #[serde(default = "default_eth_mtu")]
+    pub mtu: usize,
+}
+
+fn default_eth_mtu() -> usize {
+    1500
+}
+
+/// A permanent face opened at start.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaceConfig {
+    /// `udp4://host:port` or `tcp4://host:port` (IP literals).
+    pub uri: String,
+    pub capacity_bps: Option<u64>,
+    pub mtu: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    pub prefix: String,
+    /// The `uri` of a `[[face]]`.
+    pub face: String,
+    #[serde(default)]
+    pub cost: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyConfig {
+    pub prefix: String,
+    pub strategy: String,
+}
+
+/// Congestion control; filled in by the congestion-control work.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcConfig {
+    pub scheme: CcScheme,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CcScheme {
+    #[default]
+    None,
+}
+
+/// A validated route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedRoute {
+    pub prefix: Name,
+    pub face: FaceUri,
+    pub cost: u64,
+}
+
+impl Config {
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_toml_str(&text)
+    }
+
+    pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        tracing_subscriber::EnvFilter::try_new(&self.log_level)
+            .map_err(|e| invalid("log_level", e))?;
+        if self.udp.mtu < 64 || self.udp.mtu > DEFAULT_UDP_MTU {
+            return Err(invalid("udp.mtu", "must be within 64..=8800"));
+        }
+        if self.multicast.enabled && !self.multicast.group.ip().is_multicast() {
+            return Err(invalid("multicast.group", "not a multicast address"));
+        }
+        for (i, f) in self.face.iter().enumerate() {
+            let uri = self.face_uri(i)?;
+            if !matches!(uri, FaceUri::Udp(_) | FaceUri::Tcp(_)) {
+                return Err(invalid(
+                    format!("face[{i}].uri"),
+                    "only udp and tcp faces can be configured",
+                ));
+            }
+            if let Some(m) = f.mtu {
+                if !(64..=DEFAULT_UDP_MTU).contains(&m) {
+                    return Err(invalid(
+                        format!("face[{i}].mtu"),
+                        "must be within 64..=8800",
+                    ));
+                }
+            }
+        }
+        self.routes()?;
+        self.strategies()?;
+        Ok(())
+    }
+
+    /// The parsed URI of `face[i]`.
+    pub fn face_uri(&self, i: usize) -> Result<FaceUri, ConfigError> {
+        FaceUri::parse(&self.face[i].uri).map_err(|e| invalid(format!("face[{i}].uri"), e))
+    }
+
+    /// Routes with parsed names, each referring to a configured face.
+    pub fn routes(&self) -> Result<Vec<ResolvedRoute>, ConfigError> {
+        let faces: Vec<FaceUri> = (0..self.face.len())
+            .map(|i| self.face_uri(i))
+            .collect::<Result<_, _>>()?;
+        self.route
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let prefix: Name = r
+                    .prefix
+                    .parse()
+                    .map_err(|e| invalid(format!("route[{i}].prefix"), format!("{e:?}")))?;
+                let face =
+                    FaceUri::parse(&r.face).map_err(|e| invalid(format!("route[{i}].face"), e))?;
+                if !faces.contains(&face) {
+                    return Err(invalid(
+                        format!("route[{i}].face"),
+                        format!("{} is not the uri of any [[face]]", r.face),
+                    ));
+                }
+                Ok(ResolvedRoute {
+                    prefix,
+                    face,
+                    cost: r.cost,
+                })
+            })
+            .collect()
+    }
+
+    /// (prefix, strategy name) pairs.
+    pub fn strategies(&self) -> Result<Vec<(Name, Name)>, ConfigError> {
+        self.strategy
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let p: Name = s
+                    .prefix
+                    .parse()
+                    .map_err(|e| invalid(format!("strategy[{i}].prefix"), format!("{e:?}")))?;
+                let n: Name = s
+                    .strategy
+                    .parse()
+                    .map_err(|e| invalid(format!("strategy[{i}].strategy"), format!("{e:?}")))?;
+                Ok((p, n))
+            })
+            .collect()
+    }
+
+    /// Engine table bounds from `[tables]`.
+    pub fn engine_config(&self) -> crate::engine::EngineConfig {
+        crate::engine::EngineConfig {
+            pit_max_entries: self.tables.pit_max_entries,
+            cs_max_packets: self.tables.cs_max_packets,
+            cs_max_bytes: self.tables.cs_max_bytes,
+            dead_nonce_max: self.tables.dead_nonce_max,
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_defaults() {
+        let c = Config::from_toml_str("").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.unix.path, PathBuf::from("/run/nfd/nfd.sock"));
+        assert_eq!(c.udp.listen[0].port(), 6363);
+        assert!(!c.multicast.enabled);
+        assert_eq!(c.cc.scheme, CcScheme::None);
+    }
+
+    #[test]
+    fn shipped_config_parses() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/icnfwd.toml");
+        let c = Config::from_file(Path::new(path)).unwrap();
+        assert!(c.unix.enabled);
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e =
+            Config::from_toml_str("[udp]\nlisten = [\"0.0.0.0:6363\"]\nmtuu = 5\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("mtuu"), "{msg}");
+        let e = Config::from_toml_str("bogus = 1").unwrap_err();
+        assert!(e.to_string().contains("bogus"));
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = Config::from_toml_str(
+            "[[face]]\nuri = \"udp4://127.0.0.1:7000\"\n[[route]]\nprefix = \"/a\"\nface = \"udp4://127.0.0.1:7001\"\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("route[0].face"), "{e}");
+        let e = Config::from_toml_str("[[face]]\nuri = \"udp4://example.com:7000\"\n").unwrap_err();
+        assert!(e.to_string().contains("face[0].uri"), "{e}");
+        let e = Config::from_toml_str("[udp]\nmtu = 9000\n").unwrap_err();
+        assert!(e.to_string().contains("udp.mtu"), "{e}");
+        let e = Config::from_toml_str("[cc]\nscheme = \"mircc\"\n").unwrap_err();
+        assert!(e.to_string().contains("scheme"), "{e}");
+    }
+
+    #[test]
+    fn routes_and_strategies_resolve() {
+        let c = Config::from_toml_str(
+            r#"
+            [[face]]
+            uri = "udp4://127.0.0.1:7000"
+            capacity_bps = 10_000_000
+            [[route]]
+            prefix = "/a/b"
+            face = "udp4://127.0.0.1:7000"
+            cost = 3
+            [[strategy]]
+            prefix = "/a"
+            strategy = "/localhost/nfd/strategy/multicast"
+            "#,
+        )
+        .unwrap();
+        let r = c.routes().unwrap();
+        assert_eq!(r[0].prefix.to_string(), "/a/b");
+        assert_eq!(r[0].cost, 3);
+        assert_eq!(
+            c.strategies().unwrap()[0].1.to_string(),
+            "/localhost/nfd/strategy/multicast"
+        );
+    }
+}

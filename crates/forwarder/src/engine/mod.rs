@@ -1,1 +1,36 @@
-//! (being written)
+//! The sans-IO forwarding engine: FIB, PIT, CS, Dead Nonce List, strategies
+//! and per-face egress queues, driven quinn-proto style.
+//!
+//! See [`Forwarder`] for the call order. The design README is
+//! `crates/forwarder/README.md` ("Engine").
+
+mod actions;
+mod api;
+pub mod counters;
+pub mod cs;
+pub mod dead_nonce;
+mod egress;
+pub mod face;
+pub mod fib;
+mod forwarder;
+pub mod hash;
+pub mod name_table;
+mod pipeline;
+mod pipeline_data;
+pub mod pit;
+pub mod queue;
+pub mod strategy;
+
+pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
+pub use counters::{DropCounters, DropReason, FaceCounters, ForwarderCounters};
+pub use face::{FaceId, FaceInfo, FaceParams, FaceScope, LinkType, Persistency, QueueStats};
+pub use fib::NextHop;
+pub use forwarder::Forwarder;
+pub use pit::{InRecord, OutRecord, PitEntry};
+pub use queue::{
+    AqmVerdict, DataAqm, InterestShaper, OutPacket, PacketKind, QueueLimits, QueueView,
+};
+pub use strategy::{
+    Action, BestRoute, FaceLookup, IncomingInterest, Multicast, NameScope, Strategy, StrategyCtx,
+    StrategyFactory, StrategyName,
+};

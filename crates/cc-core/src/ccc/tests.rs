@@ -1,0 +1,200 @@
+use super::*;
+use proptest::prelude::*;
+use rand::{rngs::StdRng, SeedableRng};
+
+fn ms(x: u64) -> Timestamp {
+    Timestamp::from_millis(x)
+}
+
+fn three_way(constraints: [f64; 3]) -> CccFlow {
+    let mut f = CccFlow::new(CccConfig::default());
+    for (k, c) in constraints.into_iter().enumerate() {
+        f.add_next_hop(k as u64 + 1, c).unwrap();
+    }
+    f
+}
+
+#[test]
+fn objective_is_conserved_through_a_three_way_split() {
+    // Eq. 8/11: 100 Interests/s over 3 next hops → 33.33… each, sum 100.
+    let mut f = three_way([50.0, 50.0, 50.0]);
+    f.on_objective(ms(0), 100.0);
+    let objs: Vec<f64> = f.next_hops().iter().map(|h| h.objective_ips).collect();
+    for o in &objs {
+        assert!((o - 100.0 / 3.0).abs() < 1e-9);
+    }
+    assert_eq!(objs.iter().sum::<f64>(), 100.0);
+    // Downstream of each hop, another 3-way split keeps the total.
+    let mut total = 0.0;
+    for o in objs {
+        let mut g = three_way([10.0, 10.0, 10.0]);
+        g.on_objective(ms(0), o);
+        total += g.next_hops().iter().map(|h| h.objective_ips).sum::<f64>();
+    }
+    assert!((total - 100.0).abs() < 1e-9);
+}
+
+#[test]
+fn load_balancing_fills_up_to_constraints_and_spreads_overflow() {
+    let mut f = three_way([40.0, 30.0, 20.0]);
+    f.set_incoming_pace(60.0);
+    // Most spare first: hop 1 takes 40, hop 2 the remaining 20.
+    let paces: Vec<f64> = f.next_hops().iter().map(|h| h.pace_ips).collect();
+    assert_eq!(paces, [40.0, 20.0, 0.0]);
+    // Hop 1 tightens to 10: overflow 30 goes to hops 3 (20 spare) then 2.
+    f.on_constraint(ms(1), 1, 10.0);
+    let paces: Vec<f64> = f.next_hops().iter().map(|h| h.pace_ips).collect();
+    assert_eq!(paces.iter().sum::<f64>(), 60.0);
+    for h in f.next_hops() {
+        assert!(h.pace_ips <= h.constraint_ips);
+    }
+    // Everything tightens below the incoming pace: eq. 9 caps p_o_max.
+    f.on_constraint(ms(2), 2, 5.0);
+    f.on_constraint(ms(3), 3, 5.0);
+    assert_eq!(f.aggregate_constraint_ips(), 20.0);
+    assert!(f.constraint_out_ips() <= 20.0);
+}
+
+#[test]
+fn congestion_cuts_to_ninety_percent_of_incoming_pace() {
+    let mut f = three_way([1000.0, 0.0, 0.0]);
+    f.on_objective(ms(0), 500.0);
+    for i in 0..100 {
+        f.on_interest(ms(i)); // 100 Interests in 100 ms = 1000/s
+    }
+    let mut sup = CccSupervisor::new(CccConfig::default(), 10e6);
+    sup.supervise(ms(0), &mut [&mut f]); // starts the measurement period
+    for i in 0..100 {
+        f.on_interest(ms(i));
+    }
+    sup.on_drop();
+    let out = sup.supervise(ms(100), &mut [&mut f]);
+    assert_eq!(out, Supervision::Congested { flows: 1 });
+    assert!((f.incoming_pace_ips() - 1000.0).abs() < 1e-9);
+    assert!((f.constraint_out_ips() - 900.0).abs() < 1e-9);
+}
+
+#[test]
+fn spare_bandwidth_is_shared_equally_and_recycled() {
+    // C = 10 Mbit/s; two active flows of 1000-byte Data (8 kbit).
+    let cfg = CccConfig::default();
+    let mut a = CccFlow::new(cfg);
+    let mut b = CccFlow::new(cfg);
+    a.add_next_hop(1, 10_000.0).unwrap();
+    b.add_next_hop(2, 10_000.0).unwrap();
+    a.on_objective(ms(0), 100.0); // wants 0.8 Mbit/s
+    b.on_objective(ms(0), 5_000.0); // wants 40 Mbit/s
+    a.on_data(ms(1), 1000);
+    b.on_data(ms(1), 1000);
+    let mut sup = CccSupervisor::new(cfg, 10e6);
+    // Pretend both were cut by an earlier congestion to 50 Interests/s.
+    a.set_constraint_out(50.0);
+    b.set_constraint_out(50.0);
+    let out = sup.supervise(ms(50), &mut [&mut a, &mut b]);
+    // Used 2 × 50 × 8 kbit = 0.8 Mbit/s; 9.2 Mbit/s available.
+    match out {
+        Supervision::Augmented {
+            available_bps,
+            flows,
+        } => {
+            assert!((available_bps - 9.2e6).abs() < 1e-3);
+            assert_eq!(flows, 2);
+        }
+        Supervision::Congested { .. } => panic!("no drop happened"),
+    }
+    // a stops at its objective (100); b takes the rest: 50 + (9.2M − 0.4M)/8k.
+    assert!((a.constraint_out_ips() - 100.0).abs() < 1e-6);
+    assert!((b.constraint_out_ips() - (50.0 + 8.8e6 / 8000.0)).abs() < 1e-6);
+}
+
+#[test]
+fn consumer_obeys_constraint_and_announces_objective() {
+    let mut c = CccConsumer::new(CccConsumerConfig {
+        target_rate_bps: 8e6,
+        initial_data_size_bytes: 1000.0,
+        ..CccConsumerConfig::default()
+    });
+    assert_eq!(c.objective_ips(), 1000.0);
+    assert_eq!(c.pace_ips(), 1000.0);
+    let fb = DataFeedback {
+        pace_constraint_ips: Some(300.0),
+        data_size_bytes: 1000,
+        ..Default::default()
+    };
+    c.on_data(ms(1), &fb);
+    assert_eq!(c.pace_ips(), 300.0);
+    assert_eq!(producer_constraint_ips(8e6, 1000.0), 1000.0);
+}
+
+#[test]
+fn next_hop_choice_follows_paces() {
+    let mut f = three_way([30.0, 10.0, 0.0]);
+    f.set_incoming_pace(40.0);
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut hits = [0u32; 4];
+    for _ in 0..8000 {
+        hits[f.choose_next_hop(&mut rng).unwrap() as usize] += 1;
+    }
+    assert_eq!(hits[3], 0);
+    assert!((f64::from(hits[1]) / 8000.0 - 0.75).abs() < 0.02);
+}
+
+#[derive(Debug, Clone)]
+enum Ev {
+    Objective(f64),
+    Pace(f64),
+    Constraint(u8, f64),
+    Interest,
+    Data(u16),
+    Drop,
+    Supervise,
+    AddHop(u8, f64),
+    RemoveHop(u8),
+}
+
+fn ev() -> impl Strategy<Value = Ev> {
+    prop_oneof![
+        (0.0..1e5f64).prop_map(Ev::Objective),
+        (0.0..1e5f64).prop_map(Ev::Pace),
+        (0u8..6, 0.0..1e5f64).prop_map(|(k, c)| Ev::Constraint(k, c)),
+        Just(Ev::Interest),
+        any::<u16>().prop_map(Ev::Data),
+        Just(Ev::Drop),
+        Just(Ev::Supervise),
+        (0u8..6, 0.0..1e5f64).prop_map(|(k, c)| Ev::AddHop(k, c)),
+        (0u8..6).prop_map(Ev::RemoveHop),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn eq8_and_eq9_hold_on_any_event_sequence(events in prop::collection::vec(ev(), 1..200)) {
+        let mut f = three_way([100.0, 200.0, 300.0]);
+        let mut sup = CccSupervisor::new(CccConfig::default(), 50e6);
+        for (i, e) in events.into_iter().enumerate() {
+            let now = ms(i as u64 * 7);
+            match e {
+                Ev::Objective(o) => f.on_objective(now, o),
+                Ev::Pace(p) => f.set_incoming_pace(p),
+                Ev::Constraint(k, c) => f.on_constraint(now, u64::from(k), c),
+                Ev::Interest => f.on_interest(now),
+                Ev::Data(s) => f.on_data(now, u32::from(s)),
+                Ev::Drop => sup.on_drop(),
+                Ev::Supervise => { sup.supervise(now, &mut [&mut f]); }
+                Ev::AddHop(k, c) => { let _ = f.add_next_hop(u64::from(k), c); }
+                Ev::RemoveHop(k) => f.remove_next_hop(u64::from(k)),
+            }
+            let hops = f.next_hops();
+            if !hops.is_empty() {
+                let sum: f64 = hops.iter().map(|h| h.objective_ips).sum();
+                prop_assert!((sum - f.objective_ips()).abs() <= 1e-9 * f.objective_ips().max(1.0));
+            }
+            prop_assert!(f.constraint_out_ips() <= f.aggregate_constraint_ips() + 1e-9);
+            for h in hops {
+                prop_assert!(h.pace_ips <= h.constraint_ips + 1e-9);
+                prop_assert!(h.pace_ips.is_finite() && h.pace_ips >= 0.0);
+            }
+            prop_assert!(f.constraint_out_ips().is_finite() && f.constraint_out_ips() >= 0.0);
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The MIRCC consumer: dual-class best-subflow rates and Interest steering
+//! (§4.2, §4.3; algorithms.md §2.3 "Consumer").
+
+use super::path::{unit_f64, weighted_choice};
+use super::TrafficClass;
+use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
+use crate::rcp::DataSizeEstimate;
+use crate::time::{Duration, Timestamp};
+use alloc::vec::Vec;
+use rand_core::RngCore;
+
+/// Parameters of the MIRCC consumer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct MirccConsumerConfig {
+    /// Share of Interests sent without a steering hint (§4.3.3: 3%).
+    pub hintless_fraction: f64,
+    /// Most paths remembered per flow (oldest forgotten first).
+    pub max_paths: usize,
+    /// A path not heard from for this long is forgotten.
+    pub path_timeout: Duration,
+    /// Primary rate before the first Data (bit/s).
+    pub initial_rate_bps: f64,
+    /// Data size before the first Data (bytes).
+    pub initial_data_size_bytes: f64,
+    /// EWMA gain of the Data-size estimate.
+    pub data_size_gain: f64,
+    /// Safety bound on Interests in flight.
+    pub max_outstanding: u32,
+}
+
+impl Default for MirccConsumerConfig {
+    fn default() -> Self {
+        MirccConsumerConfig {
+            hintless_fraction: 0.03,
+            max_paths: 16,
+            path_timeout: Duration::from_secs(2),
+            initial_rate_bps: 80_000.0,
+            initial_data_size_bytes: 1_100.0,
+            data_size_gain: 0.125,
+            max_outstanding: 10_000,
+        }
+    }
+}
+
+/// What the consumer knows about one path (subflow).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathRates {
+    /// The pathId the Data carried.
+    pub path_id: u64,
+    /// Latest primary stamped rate Rp of the path (bit/s).
+    pub primary_bps: f64,
+    /// Latest secondary stamped rate Rs of the path (bit/s).
+    pub secondary_bps: f64,
+    /// A steering hint known to lead onto this path.
+    pub hint: Option<u64>,
+    /// Last Data or Nack from this path.
+    pub last_seen: Timestamp,
+}
+
+/// How to send the next Interest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InterestPlan {
+    /// Class flag to put in the Interest.
+    pub class: TrafficClass,
+    /// Steering hint (`None`: hint-less, forwarders choose by bandwidth).
+    pub steering_hint: Option<u64>,
+    /// The path the hint is meant for, if any.
+    pub path_id: Option<u64>,
+}
+
+/// MIRCC consumer of one flow.
+#[derive(Debug, Clone)]
+pub struct MirccConsumer {
+    cfg: MirccConsumerConfig,
+    paths: Vec<PathRates>,
+    data_size: DataSizeEstimate,
+    start_rate_bps: f64,
+}
+
+fn valid(r: Option<f64>) -> Option<f64> {
+    r.filter(|x| x.is_finite() && *x >= 0.0)
+}
+
+impl MirccConsumer {
+    /// A consumer with no known path yet.
+    pub fn new(cfg: MirccConsumerConfig) -> Self {
+        MirccConsumer {
+            paths: Vec::new(),
+            data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
+            start_rate_bps: crate::rcp::sanitize(cfg.initial_rate_bps),
+            cfg,
+        }
+    }
+
+    /// A Data with the steering hint it reflected (if the codec carries it).
+    /// Data without a pathId count as one anonymous path (id 0).
+    pub fn on_path_data(&mut self, now: Timestamp, fb: &DataFeedback, reflected_hint: Option<u64>) {
+        self.data_size.sample(fb.data_size_bytes);
+        self.expire(now);
+        let (Some(rp), rs) = (valid(fb.primary_rate_bps), valid(fb.secondary_rate_bps)) else {
+            return;
+        };
+        let id = fb.path_id.unwrap_or(0);
+        let p = self.path_mut(now, id);
+        p.primary_bps = rp;
+        p.secondary_bps = rs.unwrap_or(0.0);
+        p.last_seen = now;
+        if reflected_hint.is_some() {
+            p.hint = reflected_hint;
+        }
+    }
+
+    fn path_mut(&mut self, now: Timestamp, id: u64) -> &mut PathRates {
+        if let Some(i) = self.paths.iter().position(|p| p.path_id == id) {
+            return &mut self.paths[i];
+        }
+        if self.paths.len() >= self.cfg.max_paths.max(1) {
+            if let Some(oldest) = (0..self.paths.len()).min_by_key(|&i| self.paths[i].last_seen) {
+                self.paths.swap_remove(oldest);
+            }
+        }
+        self.paths.push(PathRates {
+            path_id: id,
+            primary_bps: 0.0,
+            secondary_bps: 0.0,
+            hint: None,
+            last_seen: now,
+        });
+        let last = self.paths.len() - 1;
+        &mut self.paths[last]
+    }
+
+    fn expire(&mut self, now: Timestamp) {
+        let timeout = self.cfg.path_timeout;
+        self.paths.retain(|p| now - p.last_seen <= timeout);
+    }
+
+    /// The best-subflow rate: primary total (bit/s).
+    pub fn primary_rate_bps(&self) -> f64 {
+        if self.paths.is_empty() {
+            return self.start_rate_bps;
+        }
+        self.paths.iter().map(|p| p.primary_bps).fold(0.0, f64::max)
+    }
+
+    /// The total per-subflow secondary rate (bit/s).
+    pub fn secondary_rate_bps(&self) -> f64 {
+        self.paths.iter().map(|p| p.secondary_bps).sum()
+    }
+
+    /// Primary share of each path: `Rp_best · Rp_k / Σ Rp`, never above
+    /// `Rp_k` since `Rp_best ≤ Σ Rp`.
+    pub fn primary_share_bps(&self, path: &PathRates) -> f64 {
+        let sum: f64 = self.paths.iter().map(|p| p.primary_bps).sum();
+        if sum <= 0.0 {
+            return 0.0;
+        }
+        self.primary_rate_bps() * path.primary_bps / sum
+    }
+
+    /// Known paths.
+    pub fn paths(&self) -> &[PathRates] {
+        &self.paths
+    }
+
+    /// The Data-size estimate (bytes).
+    pub fn data_size_bytes(&self) -> f64 {
+        self.data_size.bytes()
+    }
+
+    /// Class and steering hint for the next Interest. The class is drawn in
+    /// proportion to the primary and secondary totals, the path in
+    /// proportion to its share in that class; 3% go hint-less (§4.3.3). A
+    /// path whose hint is not known yet gets a fresh random hint, which the
+    /// Data reflects back (random-value steering, §4.3.2).
+    pub fn next_interest(&mut self, rng: &mut impl RngCore) -> InterestPlan {
+        let p = self.primary_rate_bps();
+        let s = self.secondary_rate_bps();
+        let class = if p + s > 0.0 && unit_f64(rng) * (p + s) >= p {
+            TrafficClass::Secondary
+        } else {
+            TrafficClass::Primary
+        };
+        if self.paths.is_empty() || unit_f64(rng) < self.cfg.hintless_fraction {
+            return InterestPlan {
+                class,
+                steering_hint: None,
+                path_id: None,
+            };
+        }
+        let weights: Vec<f64> = match class {
+            TrafficClass::Primary => self
+                .paths
+                .iter()
+                .map(|q| self.primary_share_bps(q))
+                .collect(),
+            TrafficClass::Secondary => self.paths.iter().map(|q| q.secondary_bps).collect(),
+        };
+        let i = weighted_choice(&weights, rng).unwrap_or(0);
+        let path = &self.paths[i];
+        InterestPlan {
+            class,
+            steering_hint: Some(path.hint.unwrap_or_else(|| rng.next_u64())),
+            path_id: Some(path.path_id),
+        }
+    }
+}
+
+impl ConsumerLaw for MirccConsumer {
+    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        self.on_path_data(now, fb, None);
+    }
+
+    /// Rates in a Nack cover part of a path only: they may lower a path's
+    /// rates, never raise them. Without a pathId every path is capped.
+    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
+        let rp = valid(fb.primary_rate_bps);
+        let rs = valid(fb.secondary_rate_bps);
+        if self.paths.is_empty() {
+            if let Some(r) = rp {
+                self.start_rate_bps = self.start_rate_bps.min(r);
+            }
+            return;
+        }
+        for p in self
+            .paths
+            .iter_mut()
+            .filter(|p| fb.path_id.is_none_or(|id| id == p.path_id))
+        {
+            if let Some(r) = rp {
+                p.primary_bps = p.primary_bps.min(r);
+            }
+            if let Some(r) = rs {
+                p.secondary_bps = p.secondary_bps.min(r);
+            }
+            p.last_seen = now;
+        }
+    }
+
+    fn limit(&self) -> SendLimit {
+        let bps = self.primary_rate_bps() + self.secondary_rate_bps();
+        SendLimit::Rate {
+            interests_per_sec: bps / (8.0 * self.data_size.bytes()),
+            max_outstanding: self.cfg.max_outstanding,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{rngs::StdRng, SeedableRng};
+
+    fn data(path: u64, rp: f64, rs: f64) -> DataFeedback {
+        DataFeedback {
+            primary_rate_bps: Some(rp),
+            secondary_rate_bps: Some(rs),
+            path_id: Some(path),
+            data_size_bytes: 1000,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn figure4_scenario2_rates() {
+        // Diamond, scenario 2 (§4.3.4): two subflows bottlenecked at 10 Mbit/s
+        // (lc, ld), shared lg = 15 Mbit/s. Best subflow 10 → 5 + 5 primary;
+        // secondary initially ≈ 5 per path → 10 in total.
+        let mut c = MirccConsumer::new(MirccConsumerConfig::default());
+        let t = Timestamp::from_millis(1);
+        c.on_data(t, &data(1, 10e6, 5e6));
+        c.on_data(t, &data(2, 10e6, 5e6));
+        assert_eq!(c.primary_rate_bps(), 10e6);
+        assert_eq!(c.secondary_rate_bps(), 10e6);
+        for p in c.paths() {
+            assert_eq!(c.primary_share_bps(p), 5e6);
+        }
+        // Converged: 2.5 Mbit/s secondary per path → 15 Mbit/s total = lg.
+        c.on_data(t, &data(1, 10e6, 2.5e6));
+        c.on_data(t, &data(2, 10e6, 2.5e6));
+        assert_eq!(c.primary_rate_bps() + c.secondary_rate_bps(), 15e6);
+        match c.limit() {
+            SendLimit::Rate {
+                interests_per_sec, ..
+            } => assert!((interests_per_sec - 15e6 / 8000.0).abs() < 1e-6),
+            SendLimit::Window { .. } => panic!("rate law must return a rate"),
+        }
+    }
+
+    #[test]
+    fn primary_split_is_proportional_and_capped() {
+        // Slingshot-like: paths at 12 and 3 Mbit/s → best 12, split 9.6/2.4.
+        let mut c = MirccConsumer::new(MirccConsumerConfig::default());
+        let t = Timestamp::from_millis(1);
+        c.on_data(t, &data(1, 12e6, 0.0));
+        c.on_data(t, &data(2, 3e6, 0.0));
+        let shares: Vec<f64> = c.paths().iter().map(|p| c.primary_share_bps(p)).collect();
+        assert!((shares[0] - 9.6e6).abs() < 1.0 && (shares[1] - 2.4e6).abs() < 1.0);
+        for (p, s) in c.paths().iter().zip(&shares) {
+            assert!(*s <= p.primary_bps);
+        }
+    }
+
+    #[test]
+    fn nack_only_lowers_and_paths_expire() {
+        let mut c = MirccConsumer::new(MirccConsumerConfig::default());
+        c.on_data(Timestamp::from_millis(1), &data(1, 8e6, 1e6));
+        let nack = NackFeedback {
+            congestion: true,
+            primary_rate_bps: Some(9e6),
+            secondary_rate_bps: Some(0.5e6),
+            path_id: Some(1),
+        };
+        c.on_nack(Timestamp::from_millis(2), &nack);
+        assert_eq!(c.paths()[0].primary_bps, 8e6);
+        assert_eq!(c.paths()[0].secondary_bps, 0.5e6);
+        c.on_data(Timestamp::from_secs_f64(5.0), &data(2, 1e6, 0.0));
+        assert_eq!(c.paths().len(), 1);
+        assert_eq!(c.paths()[0].path_id, 2);
+    }
+
+    #[test]
+    fn about_three_percent_hintless_and_hints_follow_paths() {
+        let mut c = MirccConsumer::new(MirccConsumerConfig::default());
+        let mut rng = StdRng::seed_from_u64(1);
+        // No path yet: hint-less.
+        assert_eq!(c.next_interest(&mut rng).steering_hint, None);
+        let t = Timestamp::from_millis(1);
+        c.on_path_data(t, &data(1, 6e6, 0.0), Some(111));
+        c.on_path_data(t, &data(2, 2e6, 0.0), Some(222));
+        let n = 20_000;
+        let (mut none, mut on1) = (0, 0);
+        for _ in 0..n {
+            let plan = c.next_interest(&mut rng);
+            assert_eq!(plan.class, TrafficClass::Primary);
+            match plan.steering_hint {
+                None => none += 1,
+                Some(111) => on1 += 1,
+                Some(h) => assert_eq!(h, 222),
+            }
+        }
+        let hintless = f64::from(none) / f64::from(n);
+        assert!((hintless - 0.03).abs() < 0.005, "{hintless}");
+        let share1 = f64::from(on1) / f64::from(n - none);
+        assert!((share1 - 0.75).abs() < 0.02, "{share1}");
+    }
+}

@@ -1,0 +1,401 @@
+//! MIRCC stamping rate, eqs. 2-5 (single class) and 6-16 (dual class).
+
+use crate::rcp::{period_and_rate, rtt_secs, sanitize, LinkRateLaw};
+use crate::time::{Duration, Timestamp};
+
+/// Parameters of the MIRCC link law.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct MirccConfig {
+    /// β', the floor of the self-tuned β(t) (§3.1.1).
+    pub beta_min: f64,
+    /// EWMA weight α on the new base/excess sample (footnote 3).
+    pub ewma_alpha: f64,
+    /// Target utilisation η.
+    pub eta: f64,
+    /// Update period T (§3.1.2: as short as possible, at most one RTT).
+    pub period: Duration,
+    /// RTT used before any sample.
+    pub default_rtt: Duration,
+    /// Gain of the per-packet RTT EWMA d(t).
+    pub rtt_gain: f64,
+    /// Gain of the Interest/Data size EWMAs behind the inflation factor.
+    pub inflation_gain: f64,
+    /// Inflation factor assumed before both sizes were sampled.
+    pub initial_inflation: f64,
+    /// Floor of both stamped rates; keeps N̂ finite (algorithms.md §2.6.1).
+    pub min_rate_bps: f64,
+}
+
+impl Default for MirccConfig {
+    fn default() -> Self {
+        MirccConfig {
+            beta_min: 0.1,
+            ewma_alpha: 0.5,
+            eta: 0.95,
+            period: Duration::from_millis(100),
+            default_rtt: Duration::from_millis(100),
+            rtt_gain: 0.125,
+            inflation_gain: 0.125,
+            initial_inflation: 1.0,
+            min_rate_bps: 10_000.0,
+        }
+    }
+}
+
+/// Recursive state of one class (eqs. 2-5 or their class versions).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ClassState {
+    rate_bps: f64,
+    base_ewma: f64,
+    excess_ewma: f64,
+    prev_input_bps: f64,
+    seeded: bool,
+}
+
+impl ClassState {
+    fn new(rate_bps: f64) -> Self {
+        ClassState {
+            rate_bps,
+            base_ewma: 0.0,
+            excess_ewma: 0.0,
+            prev_input_bps: 0.0,
+            seeded: false,
+        }
+    }
+
+    /// One period of eqs. 2-5 on capacity `cap` (C, or Cs for the secondary
+    /// class, which also floors N̂ at 1 per eq. 12).
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &mut self,
+        cfg: &MirccConfig,
+        cap: f64,
+        y: f64,
+        q_bits: f64,
+        d: f64,
+        n_hat_floor_one: bool,
+        ceiling: f64,
+    ) -> f64 {
+        let r_prev = self.rate_bps.max(cfg.min_rate_bps);
+        let mut n_hat = cap.max(y) / r_prev;
+        if n_hat_floor_one {
+            n_hat = n_hat.max(1.0);
+        }
+        let beta = if y > 0.0 {
+            cfg.beta_min.max((y - self.prev_input_bps) / y)
+        } else {
+            cfg.beta_min
+        };
+        let (base, excess) = if n_hat > 0.0 {
+            (
+                (cfg.eta * cap - beta * q_bits / d) / n_hat,
+                r_prev - y / n_hat,
+            )
+        } else {
+            // C = 0 and y = 0: a dead link offers nothing.
+            (0.0, 0.0)
+        };
+        if self.seeded {
+            let a = cfg.ewma_alpha;
+            self.base_ewma = (1.0 - a) * self.base_ewma + a * base;
+            self.excess_ewma = (1.0 - a) * self.excess_ewma + a * excess;
+        } else {
+            self.base_ewma = base;
+            self.excess_ewma = excess;
+            self.seeded = true;
+        }
+        self.prev_input_bps = y;
+        let r = self.base_ewma + self.excess_ewma;
+        let hi = ceiling.max(cfg.min_rate_bps);
+        self.rate_bps = if r.is_finite() {
+            r.clamp(cfg.min_rate_bps, hi)
+        } else {
+            cfg.min_rate_bps
+        };
+        self.rate_bps
+    }
+}
+
+/// The MIRCC stamping rates of one link: Rp (eqs. 6-10; identical to the
+/// single-class R of eqs. 2-5 when there is no secondary traffic) and Rs
+/// (eqs. 11-16).
+#[derive(Debug, Clone)]
+pub struct MirccRate {
+    cfg: MirccConfig,
+    capacity_bps: f64,
+    primary: ClassState,
+    secondary: ClassState,
+    last_update: Option<Timestamp>,
+}
+
+impl MirccRate {
+    /// A link of `capacity_bps` (Data direction); both rates start at η·C.
+    pub fn new(cfg: MirccConfig, capacity_bps: f64) -> Self {
+        let capacity_bps = sanitize(capacity_bps);
+        let start = (cfg.eta * capacity_bps).max(cfg.min_rate_bps);
+        MirccRate {
+            cfg,
+            capacity_bps,
+            primary: ClassState::new(start),
+            secondary: ClassState::new(start),
+            last_update: None,
+        }
+    }
+
+    /// Runs one period with inflated byte counts: `primary_bytes` and
+    /// `secondary_bytes` entered the shaper since the last update,
+    /// `queue_bytes` are queued now (all classes). Returns `(Rp, Rs)`.
+    pub fn update_dual(
+        &mut self,
+        now: Timestamp,
+        primary_bytes: u64,
+        secondary_bytes: u64,
+        queue_bytes: u64,
+        rtt: Duration,
+    ) -> (f64, f64) {
+        let Some((t, yp)) = period_and_rate(self.last_update, now, self.cfg.period, primary_bytes)
+        else {
+            return self.rates_bps();
+        };
+        let ys = secondary_bytes as f64 * 8.0 / t;
+        self.last_update = Some(now);
+        let d = rtt_secs(rtt, self.cfg.default_rtt);
+        let q = queue_bytes as f64 * 8.0;
+        let c = self.capacity_bps;
+        let ceiling = self.cfg.eta * c;
+        self.primary.step(&self.cfg, c, yp, q, d, false, ceiling);
+        let cs = (c - yp).max(0.0); // eq. 11
+        self.secondary.step(&self.cfg, cs, ys, q, d, true, ceiling);
+        self.rates_bps()
+    }
+
+    /// `(Rp, Rs)` stamped until the next update (bit/s).
+    pub fn rates_bps(&self) -> (f64, f64) {
+        (self.primary.rate_bps, self.secondary.rate_bps)
+    }
+
+    /// Primary (or single-class) rate.
+    pub fn primary_bps(&self) -> f64 {
+        self.primary.rate_bps
+    }
+
+    /// Secondary rate.
+    pub fn secondary_bps(&self) -> f64 {
+        self.secondary.rate_bps
+    }
+
+    /// Link capacity (bit/s).
+    pub fn capacity_bps(&self) -> f64 {
+        self.capacity_bps
+    }
+
+    /// Changes the capacity; rates are re-clamped.
+    pub fn set_capacity(&mut self, capacity_bps: f64) {
+        self.capacity_bps = sanitize(capacity_bps);
+        let hi = (self.cfg.eta * self.capacity_bps).max(self.cfg.min_rate_bps);
+        for s in [&mut self.primary, &mut self.secondary] {
+            s.rate_bps = s.rate_bps.clamp(self.cfg.min_rate_bps, hi);
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MirccConfig {
+        &self.cfg
+    }
+
+    /// When the next update is due (the first one is due at once).
+    pub fn next_update(&self) -> Timestamp {
+        match self.last_update {
+            Some(t) => t + self.cfg.period,
+            None => Timestamp::ZERO,
+        }
+    }
+}
+
+impl LinkRateLaw for MirccRate {
+    /// Single-class MIRCC (eqs. 2-5): every Interest counts as primary.
+    fn update(
+        &mut self,
+        now: Timestamp,
+        arrived_bytes: u64,
+        queue_bytes: u64,
+        rtt: Duration,
+    ) -> f64 {
+        self.update_dual(now, arrived_bytes, 0, queue_bytes, rtt).0
+    }
+
+    fn rate_bps(&self) -> f64 {
+        self.primary.rate_bps
+    }
+
+    fn period(&self) -> Duration {
+        self.cfg.period
+    }
+}
+
+/// Data/Interest inflation factor of one link (§3.1.1): the ratio of the
+/// EWMA of input Data sizes to the EWMA of output Interest sizes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Inflation {
+    interest_bytes: f64,
+    data_bytes: f64,
+    gain: f64,
+    initial: f64,
+}
+
+impl Inflation {
+    /// `initial` is used until both an Interest and a Data were sampled.
+    pub fn new(gain: f64, initial: f64) -> Self {
+        Inflation {
+            interest_bytes: 0.0,
+            data_bytes: 0.0,
+            gain: gain.clamp(0.0, 1.0),
+            initial: if initial.is_finite() && initial > 0.0 {
+                initial
+            } else {
+                1.0
+            },
+        }
+    }
+    fn fold(acc: &mut f64, gain: f64, bytes: u32) {
+        if bytes == 0 {
+            return;
+        }
+        let b = f64::from(bytes);
+        if *acc == 0.0 {
+            *acc = b;
+        } else {
+            *acc += gain * (b - *acc);
+        }
+    }
+    /// One Interest sent on the link.
+    pub fn on_interest(&mut self, bytes: u32) {
+        Self::fold(&mut self.interest_bytes, self.gain, bytes);
+    }
+    /// One Data received on the link.
+    pub fn on_data(&mut self, bytes: u32) {
+        Self::fold(&mut self.data_bytes, self.gain, bytes);
+    }
+    /// The current factor ι (≥ a tiny positive value).
+    pub fn factor(&self) -> f64 {
+        if self.interest_bytes > 0.0 && self.data_bytes > 0.0 {
+            self.data_bytes / self.interest_bytes
+        } else {
+            self.initial
+        }
+    }
+    /// `bytes × ι`, rounded, saturating.
+    pub fn inflate(&self, bytes: u64) -> u64 {
+        let v = bytes as f64 * self.factor();
+        if v >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            v as u64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RTT: Duration = Duration::from_millis(100);
+
+    fn ms(x: u64) -> Timestamp {
+        Timestamp::from_millis(x)
+    }
+
+    /// Bytes that make y = `bps` over a 100 ms period.
+    fn bytes_for(bps: f64) -> u64 {
+        (bps * 0.1 / 8.0) as u64
+    }
+
+    #[test]
+    fn eqs_2_to_5_by_hand() {
+        let cfg = MirccConfig::default();
+        let mut r = MirccRate::new(cfg, 1e6);
+        r.update(ms(0), 0, 0, RTT); // seeds the EWMAs; clamps to η·C
+        assert_eq!(r.primary_bps(), 0.95e6);
+        // y = 0.5 Mbit/s, q = 1250 bytes (10 kbit), d = 100 ms.
+        let y = 0.5e6;
+        let out = r.update(ms(100), bytes_for(y), 1250, RTT);
+        let r_prev = 0.95e6;
+        let n_hat = 1e6 / r_prev;
+        let beta = 1.0; // (y − 0)/y
+        let base = (0.95e6 - beta * 10_000.0 / 0.1) / n_hat;
+        let excess = r_prev - y / n_hat;
+        // First-period seeds: base0 = η²C (y = 0), excess0 = R0.
+        let base0 = 0.95e6 * r_prev / 1e6;
+        let excess0 = r_prev;
+        let expect = 0.5 * (base0 + base) + 0.5 * (excess0 + excess);
+        assert!((out - expect.min(0.95e6)).abs() < 1e-6, "{out} vs {expect}");
+    }
+
+    #[test]
+    fn overload_cuts_straight_to_fair_share() {
+        // One flow at η·C; three more arrive: y = 4·η·C > C.
+        let cfg = MirccConfig {
+            ewma_alpha: 1.0, // no smoothing, to see eq. 3/4 directly
+            ..MirccConfig::default()
+        };
+        let mut r = MirccRate::new(cfg, 1e6);
+        r.update(ms(0), bytes_for(0.95e6), 0, RTT);
+        let out = r.update(ms(100), bytes_for(4.0 * 0.95e6), 0, RTT);
+        // N̂ = y/R = 4, base = η·C/4, excess = R − y/N̂ = 0.
+        assert!((out - 0.95e6 / 4.0).abs() < 1.0, "{out}");
+    }
+
+    #[test]
+    fn equilibrium_is_eta_c_with_empty_queue() {
+        let mut r = MirccRate::new(MirccConfig::default(), 1e6);
+        let mut t = 0;
+        for _ in 0..50 {
+            r.update(ms(t), bytes_for(0.95e6), 0, RTT);
+            t += 100;
+        }
+        assert!((r.primary_bps() - 0.95e6).abs() < 1e3);
+    }
+
+    #[test]
+    fn secondary_gets_left_over_capacity() {
+        // Figure 4, scenario 2 style: primary load 5 Mbit/s on a 15 Mbit/s
+        // link, no secondary traffic yet: Cs = 10 Mbit/s and Rs → η·Cs
+        // (N̂s floors at 1, so the single secondary "flow" may take it all).
+        let cfg = MirccConfig {
+            ewma_alpha: 1.0,
+            ..MirccConfig::default()
+        };
+        let mut r = MirccRate::new(cfg, 15e6);
+        let mut t = 0;
+        for _ in 0..20 {
+            r.update_dual(ms(t), bytes_for(5e6), 0, 0, RTT);
+            t += 100;
+        }
+        let (rp, rs) = r.rates_bps();
+        assert!(rp > 5e6, "primary not saturated: {rp}");
+        // With ys = 0: N̂s = max(Cs/Rs, 1), base = η·Cs/N̂s, excess = Rs:
+        // Rs grows until clamped at η·C.
+        assert!(rs >= 0.95 * 10e6, "{rs}");
+        // Secondary overload ys = 2·Cs: N̂s = ys/Rs(t−T), excess = 0 and
+        // Rs = η·Cs·Rs(t−T)/ys (eqs. 12-16 with α = 1).
+        let rs_prev = rs;
+        let ys = 20e6;
+        let (_, rs) = r.update_dual(ms(t), bytes_for(5e6), bytes_for(ys), 0, RTT);
+        let expect = 0.95 * 10e6 * rs_prev / ys;
+        assert!((rs - expect).abs() / expect < 1e-3, "{rs} vs {expect}");
+    }
+
+    #[test]
+    fn inflation_is_the_size_ratio() {
+        let mut i = Inflation::new(0.125, 1.0);
+        assert_eq!(i.factor(), 1.0);
+        i.on_interest(50);
+        i.on_data(1000);
+        assert_eq!(i.factor(), 20.0);
+        assert_eq!(i.inflate(100), 2000);
+        i.on_data(2000);
+        assert!((i.factor() - 1125.0 / 50.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,262 @@
+//! The per-link Interest shaper of MIRCC (§3.1, §4.2), sans-IO.
+//!
+//! Every Interest released books `size × ι` bytes of the link's Data
+//! direction, so Interests leave no faster than the Data they ask for can
+//! come back. Interests that cannot leave yet wait in a bounded FIFO; when
+//! it is full, a primary Interest evicts the newest queued secondary one
+//! (§4.2; which one is unspecified, newest as the third-party code does),
+//! and anything else is handed back for a congestion Nack.
+
+use super::TrafficClass;
+use crate::time::{Duration, Timestamp};
+use alloc::collections::VecDeque;
+
+/// Parameters of the shaper.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct ShaperConfig {
+    /// Maximum queued Interests.
+    pub max_queue: usize,
+    /// Fraction of the Data-direction capacity the returning Data may use
+    /// (below 1 leaves headroom for the peer's own Interests).
+    pub data_share: f64,
+    /// How far the release clock may lag behind `now` (a small burst
+    /// allowance, so coarse timers do not waste capacity).
+    pub max_burst: Duration,
+}
+
+impl Default for ShaperConfig {
+    fn default() -> Self {
+        ShaperConfig {
+            max_queue: 100,
+            data_share: 1.0,
+            max_burst: Duration::from_millis(2),
+        }
+    }
+}
+
+/// What became of an Interest offered to the shaper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShaperVerdict<T> {
+    /// Queued; it leaves through [`InterestShaper::dequeue`].
+    Queued,
+    /// Queued after evicting this secondary Interest, which must be Nacked.
+    QueuedEvicting(T),
+    /// No room: Nack this Interest (reason Congestion).
+    Rejected(T),
+}
+
+/// Drop counters of the shaper.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShaperCounters {
+    /// Interests queued.
+    pub queued: u64,
+    /// Interests handed back for a Nack on arrival.
+    pub rejected: u64,
+    /// Secondary Interests evicted for primary ones.
+    pub evicted: u64,
+    /// Interests released.
+    pub released: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Entry<T> {
+    item: T,
+    class: TrafficClass,
+    size_bytes: u32,
+}
+
+/// Bounded pacing queue of one outgoing link.
+#[derive(Debug, Clone)]
+pub struct InterestShaper<T> {
+    cfg: ShaperConfig,
+    capacity_bps: f64,
+    inflation: f64,
+    queue: VecDeque<Entry<T>>,
+    queued_bytes: u64,
+    next_free: Timestamp,
+    counters: ShaperCounters,
+}
+
+impl<T> InterestShaper<T> {
+    /// A shaper for a link of `capacity_bps` in the Data direction.
+    pub fn new(cfg: ShaperConfig, capacity_bps: f64) -> Self {
+        InterestShaper {
+            cfg,
+            capacity_bps: crate::rcp::sanitize(capacity_bps),
+            inflation: 1.0,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            next_free: Timestamp::ZERO,
+            counters: ShaperCounters::default(),
+        }
+    }
+
+    /// Sets the Data/Interest inflation factor used for booking.
+    pub fn set_inflation(&mut self, factor: f64) {
+        if factor.is_finite() && factor > 0.0 {
+            self.inflation = factor;
+        }
+    }
+
+    /// Changes the link capacity.
+    pub fn set_capacity(&mut self, capacity_bps: f64) {
+        self.capacity_bps = crate::rcp::sanitize(capacity_bps);
+    }
+
+    /// Offers an Interest of `size_bytes` (Interest wire size).
+    pub fn enqueue(
+        &mut self,
+        _now: Timestamp,
+        item: T,
+        class: TrafficClass,
+        size_bytes: u32,
+    ) -> ShaperVerdict<T> {
+        let entry = Entry {
+            item,
+            class,
+            size_bytes,
+        };
+        if self.queue.len() < self.cfg.max_queue {
+            self.push(entry);
+            return ShaperVerdict::Queued;
+        }
+        if class == TrafficClass::Primary {
+            if let Some(pos) = self
+                .queue
+                .iter()
+                .rposition(|e| e.class == TrafficClass::Secondary)
+            {
+                if let Some(victim) = self.queue.remove(pos) {
+                    self.queued_bytes -= u64::from(victim.size_bytes);
+                    self.counters.evicted += 1;
+                    self.push(entry);
+                    return ShaperVerdict::QueuedEvicting(victim.item);
+                }
+            }
+        }
+        self.counters.rejected += 1;
+        ShaperVerdict::Rejected(entry.item)
+    }
+
+    fn push(&mut self, entry: Entry<T>) {
+        self.queued_bytes += u64::from(entry.size_bytes);
+        self.counters.queued += 1;
+        self.queue.push_back(entry);
+    }
+
+    /// Releases the head Interest if the link has room for its Data now.
+    pub fn dequeue(&mut self, now: Timestamp) -> Option<(T, TrafficClass, u32)> {
+        if self.queue.is_empty() || self.next_free > now {
+            return None;
+        }
+        let e = self.queue.pop_front()?;
+        self.queued_bytes -= u64::from(e.size_bytes);
+        self.counters.released += 1;
+        let floor = now - self.cfg.max_burst;
+        let start = self.next_free.max(floor);
+        self.next_free = start + self.booking(e.size_bytes);
+        Some((e.item, e.class, e.size_bytes))
+    }
+
+    /// Link time the Data answering an Interest of `size_bytes` occupies.
+    fn booking(&self, size_bytes: u32) -> Duration {
+        let rate = self.capacity_bps * self.cfg.data_share;
+        if rate <= 0.0 {
+            return Duration::from_secs(1);
+        }
+        let secs = f64::from(size_bytes) * self.inflation * 8.0 / rate;
+        Duration::from_secs_f64(secs.clamp(0.0, 1.0))
+    }
+
+    /// When [`dequeue`](Self::dequeue) will next release something (`None`
+    /// when the queue is empty).
+    pub fn next_release_time(&self) -> Option<Timestamp> {
+        if self.queue.is_empty() {
+            None
+        } else {
+            Some(self.next_free)
+        }
+    }
+
+    /// Queued Interests.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// True when nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Queued Interest bytes (not inflated).
+    pub fn queued_bytes(&self) -> u64 {
+        self.queued_bytes
+    }
+
+    /// Counters since creation.
+    pub fn counters(&self) -> ShaperCounters {
+        self.counters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TrafficClass::{Primary, Secondary};
+
+    fn shaper(max_queue: usize) -> InterestShaper<u32> {
+        let cfg = ShaperConfig {
+            max_queue,
+            max_burst: Duration::ZERO,
+            ..ShaperConfig::default()
+        };
+        let mut s = InterestShaper::new(cfg, 1e6);
+        s.set_inflation(20.0);
+        s
+    }
+
+    #[test]
+    fn paces_at_data_capacity() {
+        // 50-byte Interests × 20 = 1000-byte Data = 8 ms at 1 Mbit/s.
+        let mut s = shaper(10);
+        let t0 = Timestamp::from_millis(100);
+        for i in 0..3 {
+            assert_eq!(s.enqueue(t0, i, Primary, 50), ShaperVerdict::Queued);
+        }
+        assert_eq!(s.dequeue(t0).map(|x| x.0), Some(0));
+        assert_eq!(s.dequeue(t0), None);
+        assert_eq!(s.next_release_time(), Some(Timestamp::from_millis(108)));
+        assert_eq!(s.dequeue(Timestamp::from_millis(108)).map(|x| x.0), Some(1));
+        assert_eq!(s.next_release_time(), Some(Timestamp::from_millis(116)));
+        assert_eq!(s.queued_bytes(), 50);
+    }
+
+    #[test]
+    fn full_queue_evicts_newest_secondary_then_rejects() {
+        let mut s = shaper(3);
+        let t = Timestamp::ZERO;
+        s.enqueue(t, 1, Secondary, 50);
+        s.enqueue(t, 2, Primary, 50);
+        s.enqueue(t, 3, Secondary, 50);
+        assert_eq!(s.enqueue(t, 4, Secondary, 50), ShaperVerdict::Rejected(4));
+        assert_eq!(
+            s.enqueue(t, 5, Primary, 50),
+            ShaperVerdict::QueuedEvicting(3)
+        );
+        assert_eq!(
+            s.enqueue(t, 6, Primary, 50),
+            ShaperVerdict::QueuedEvicting(1)
+        );
+        assert_eq!(s.enqueue(t, 7, Primary, 50), ShaperVerdict::Rejected(7));
+        let c = s.counters();
+        assert_eq!((c.queued, c.rejected, c.evicted), (5, 2, 2));
+        let order: alloc::vec::Vec<u32> = core::iter::from_fn(|| {
+            let now = s.next_release_time()?;
+            s.dequeue(now).map(|x| x.0)
+        })
+        .collect();
+        assert_eq!(order, [2, 5, 6]);
+    }
+}

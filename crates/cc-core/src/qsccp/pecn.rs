@@ -1,0 +1,371 @@
+//! PECN rate computation of one face, every period T (QSCCP §IV-D).
+//!
+//! ```text
+//! (1)  B' = η·B − B_I
+//! (4)  total_DS = Σ_{c∈DS} min(δ_c·B', y_c)            [R] (code: Σ y_c)
+//! (6)  B_c = δ_c·B' (DS)                                 (code: δ_c·η·B)
+//!      B_c for DT: origin_c = ω_c/Σω·(B' − total_DS), then the unused
+//!      share of idle/active classes goes to saturated classes (else to
+//!      active ones) by ω (algorithms.md §1.4 P3, both variants)
+//! (2)(3) base^p = B_c · w^p·φ^p / Σ_{p'} w^{p'}·φ^{p'}
+//! (5)  greedy: g^p ≥ λ; high-demand: y^p ≥ γ·base^p; else low-demand
+//!                                                        (code: y > base − 500 kb/s)
+//! (7)  unused_c = max(0, B_c − Σ_{H∪G} base − Σ_L y)
+//! (8)  R^p = base^p + unused_c·w^p/Σ_H w   for p ∈ H with φ^p = 1, else base^p
+//!                                                        (code: φ = 1 and y/base > 0.8;
+//!                                                         then ×σ(queue occupancy))
+//! (9)  g^p += 1 (≤ λ) if y^p > κ·R^p else g^p −= 1 (≥ 0); φ^p = φ_pen when
+//!      g^p = λ; φ^p = 1 again when g^p = 0 (`restore_phi`, [R])
+//! ```
+//! Rates are expected Data rates (bit/s): offered Interests count their Dsz.
+//! A flow that offered nothing in a period and has an empty queue is
+//! forgotten, as in the authors' code.
+
+use super::class::ServiceClass;
+use super::scheduler::CdsScheduler;
+use crate::time::Timestamp;
+
+/// Which rules fill the missing eqs. 4–9 (algorithms.md §1.9 item 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum PecnVariant {
+    /// algorithms.md §1.5, the recommended reading.
+    #[default]
+    PaperReconstruction,
+    /// algorithms.md §1.4 P1–P8, the authors' `queues.cpp`.
+    AuthorsCode,
+}
+
+/// The authors' fixed high-demand margin, bit/s.
+const CODE_DEMAND_MARGIN_BPS: f64 = 500_000.0;
+
+/// σ(x) = (1/3)·(π/2 − atan(8x − 4)) + 0.034 (authors' code, P8).
+pub fn queue_factor(occupancy: f64) -> f64 {
+    (core::f64::consts::FRAC_PI_2 - libm::atan(8.0 * occupancy - 4.0)) / 3.0 + 0.034
+}
+
+#[derive(Clone, Copy, Default)]
+struct ClassSums {
+    weight_phi: f64,
+    consumed: f64,
+    high_weight: f64,
+}
+
+impl<T> CdsScheduler<T> {
+    /// Runs the PECN computation if a period has elapsed since the last one.
+    pub(super) fn maybe_update(&mut self, now: Timestamp) {
+        if now.saturating_since(self.last_period) >= self.cfg.period {
+            self.update_rates(now);
+        }
+    }
+
+    /// The suggested target rate R of flow (class, prefix) at this face:
+    /// TargetRate := min(TargetRate, R) on Data arriving here (eq. 11's u_k),
+    /// DownstreamRate := min(DownstreamRate, R) on Interests sent here.
+    pub fn flow_rate_bps(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
+        let id = *self.index.get(&(class.code(), prefix))?;
+        self.flows[id as usize].rate_bps
+    }
+
+    /// Discount factor φ of a flow (1 = not penalised).
+    pub fn flow_phi(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
+        let id = *self.index.get(&(class.code(), prefix))?;
+        Some(self.flows[id as usize].phi)
+    }
+
+    /// Capacity B_c given to `class` by the last period, bit/s.
+    pub fn class_capacity_bps(&self, class: ServiceClass) -> f64 {
+        self.class_capacity_bps[class.index()]
+    }
+
+    /// Computes every flow's R now and starts a new measurement period.
+    pub fn update_rates(&mut self, now: Timestamp) {
+        let dt = now.saturating_since(self.last_period).as_secs_f64();
+        if dt <= 0.0 {
+            return;
+        }
+        let cfg = self.cfg;
+        let code = cfg.variant == PecnVariant::AuthorsCode;
+        let link = cfg.eta * cfg.capacity_bps as f64;
+        let b_prime = (link - self.interest_in_bits as f64 / dt).max(0.0);
+        let y_class: [f64; 8] = core::array::from_fn(|c| self.classes[c].offered_bits as f64 / dt);
+
+        // DS capacities and their total (eqs. 2, 4).
+        let mut cap = [0.0f64; 8];
+        let mut total_ds = 0.0;
+        for c in 0..3 {
+            let d = cfg.delta[c].max(0.0);
+            cap[c] = if code { d * link } else { d * b_prime };
+            total_ds += if code {
+                y_class[c]
+            } else {
+                y_class[c].min(d * b_prime)
+            };
+        }
+        // DT capacities with saturated/active/idle redistribution (eq. 6, P3).
+        let b_dt = (b_prime - total_ds).max(0.0);
+        let omega = cfg.omega.map(|w| w.max(0.0));
+        let omega_sum: f64 = omega.iter().sum();
+        let mut used = 0.0;
+        let (mut sat_w, mut act_w) = (0.0, 0.0);
+        let mut state = [0u8; 5]; // 0 idle, 1 active, 2 saturated
+        for k in 0..5 {
+            let origin = if omega_sum > 0.0 {
+                omega[k] / omega_sum * b_dt
+            } else {
+                0.0
+            };
+            cap[k + 3] = origin;
+            let y = y_class[k + 3];
+            let spare = if origin > 0.0 {
+                (origin - y).max(0.0) / origin
+            } else {
+                1.0
+            };
+            if spare < 0.2 {
+                state[k] = 2;
+                sat_w += omega[k];
+                used += origin;
+            } else {
+                if spare < 0.95 {
+                    state[k] = 1;
+                    act_w += omega[k];
+                }
+                used += y;
+            }
+        }
+        let left = (b_dt - used).max(0.0);
+        let (target, w_sum) = if sat_w > 0.0 { (2, sat_w) } else { (1, act_w) };
+        if w_sum > 0.0 {
+            for k in 0..5 {
+                if state[k] == target {
+                    cap[k + 3] += omega[k] * left / w_sum;
+                }
+            }
+        }
+        self.class_capacity_bps = cap;
+
+        // Flow expiry, then Σ w·φ per class.
+        let mut sums = [ClassSums::default(); 8];
+        for id in 0..self.flows.len() {
+            let f = &self.flows[id];
+            if !f.live {
+                continue;
+            }
+            if f.offered_bits == 0 && f.queue_len() == 0 {
+                self.remove_flow(id as u32);
+                continue;
+            }
+            sums[f.class.index()].weight_phi += f.weight * f.phi;
+        }
+        let base_of = |cap_c: f64, s: &ClassSums, w: f64, phi: f64| {
+            if s.weight_phi > 0.0 {
+                cap_c * w * phi / s.weight_phi
+            } else {
+                0.0
+            }
+        };
+        let lambda = cfg.lambda.max(1);
+        // Demand classification and consumed bandwidth (eqs. 5, 7).
+        for f in self.flows.iter().filter(|f| f.live) {
+            let c = f.class.index();
+            let base = base_of(cap[c], &sums[c], f.weight, f.phi);
+            let y = f.offered_bits as f64 / dt;
+            let greedy = !code && f.greedy >= lambda;
+            let high = if code {
+                y > base - CODE_DEMAND_MARGIN_BPS
+            } else {
+                y >= cfg.gamma * base
+            };
+            let s = &mut sums[c];
+            if greedy || high {
+                s.consumed += base;
+            } else {
+                s.consumed += y;
+            }
+            if high && !greedy && f.phi >= 1.0 {
+                s.high_weight += f.weight;
+            }
+        }
+        // Suggested rates (eq. 8) and the discount factor (eq. 9).
+        let vq = f64::from(cfg.flow_queue_capacity.max(1));
+        for f in self.flows.iter_mut().filter(|f| f.live) {
+            let c = f.class.index();
+            let s = sums[c];
+            let base = base_of(cap[c], &s, f.weight, f.phi);
+            let y = f.offered_bits as f64 / dt;
+            let unused = (cap[c] - s.consumed).max(0.0);
+            let shares = if code {
+                f.phi >= 1.0 && base > 0.0 && y / base > 0.8
+            } else {
+                f.phi >= 1.0 && f.greedy < lambda && y >= cfg.gamma * base
+            };
+            let mut r = base;
+            if shares && s.high_weight > 0.0 {
+                r += unused * f.weight / s.high_weight;
+            }
+            if code && f.phi >= 1.0 {
+                r *= queue_factor(f.queue_len() as f64 / vq);
+            }
+            if r > 0.0 {
+                if y > cfg.kappa * r {
+                    f.greedy = (f.greedy + 1).min(lambda);
+                    if f.greedy >= lambda {
+                        f.phi = cfg.phi_penalty.clamp(1e-3, 1.0);
+                    }
+                } else {
+                    f.greedy = f.greedy.saturating_sub(1);
+                    if f.greedy == 0 && cfg.restore_phi && !code {
+                        f.phi = 1.0;
+                    }
+                }
+            }
+            f.rate_bps = Some(if r.is_finite() { r.max(0.0) } else { 0.0 });
+            f.offered_bits = 0;
+        }
+        for cls in &mut self.classes {
+            cls.offered_bits = 0;
+        }
+        self.interest_in_bits = 0;
+        self.last_period = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qsccp::scheduler::QsccpConfig;
+    use crate::time::Duration;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1.0
+    }
+
+    /// Offers `rate_bps` of expected Data for one period on (class, prefix).
+    fn offer(s: &mut CdsScheduler<()>, class: ServiceClass, prefix: u64, rate_bps: u64) {
+        // 100 ms period: rate × 0.1 bits, in 1000-bit Interests.
+        for _ in 0..rate_bps / 10_000 {
+            let _ = s.enqueue(Timestamp::ZERO, class, prefix, Some(1_000), ());
+        }
+    }
+
+    fn scenario_one() -> CdsScheduler<()> {
+        let cfg = QsccpConfig {
+            delta: [0.2, 0.2, 0.1],
+            flow_queue_capacity: 100_000,
+            dt_class_capacity: 100_000,
+            ..QsccpConfig::default()
+        };
+        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
+        offer(&mut s, ServiceClass::Af2, 2, 4_500_000);
+        offer(&mut s, ServiceClass::Af2, 3, 500_000);
+        offer(&mut s, ServiceClass::Af1, 4, 5_000_000);
+        offer(&mut s, ServiceClass::Be, 5, 5_000_000);
+        s.update_rates(Timestamp::from_millis(100));
+        s
+    }
+
+    #[test]
+    fn weight_split_three_two_one_with_ef_cap() {
+        let s = scenario_one();
+        // B' = 0.99·10 M = 9.9 M; EF capped at 0.1·B' = 0.99 M; B_DT = 8.91 M.
+        assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
+        // origin AF2/AF1/BE = 3,2,1 /15 · 8.91 M; AF4, AF3 idle → their 9/15
+        // go to the saturated classes by ω: 4.455 M, 2.97 M, 1.485 M.
+        assert!(close(s.class_capacity_bps(ServiceClass::Af2), 4_455_000.0));
+        assert!(close(s.class_capacity_bps(ServiceClass::Af1), 2_970_000.0));
+        assert!(close(s.class_capacity_bps(ServiceClass::Be), 1_485_000.0));
+        // AF2: base 2.2275 M each; the 0.5 M flow is low-demand, its unused
+        // 1.7275 M goes to the high-demand flow.
+        let r = |c, p| s.flow_rate_bps(c, p).unwrap();
+        assert!(close(r(ServiceClass::Af2, 3), 2_227_500.0));
+        assert!(close(r(ServiceClass::Af2, 2), 2_227_500.0 + 1_727_500.0));
+        assert!(close(r(ServiceClass::Af1, 4), 2_970_000.0));
+        assert!(close(r(ServiceClass::Ef, 1), 990_000.0));
+    }
+
+    #[test]
+    fn greedy_flow_is_discounted_after_lambda_periods_and_restored() {
+        let cfg = QsccpConfig {
+            flow_queue_capacity: 100_000,
+            dt_class_capacity: 100_000,
+            ..QsccpConfig::default()
+        };
+        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 1);
+        let mut t = Timestamp::ZERO;
+        for period in 1..=10 {
+            offer(&mut s, ServiceClass::Be, 1, 3_500_000);
+            offer(&mut s, ServiceClass::Be, 2, 3_500_000);
+            offer(&mut s, ServiceClass::Be, 3, 8_000_000);
+            t += Duration::from_millis(100);
+            s.update_rates(t);
+            let phi = s.flow_phi(ServiceClass::Be, 3).unwrap();
+            assert_eq!(s.flow_phi(ServiceClass::Be, 1), Some(1.0));
+            // All high-demand, nothing unused: R = 3.3 M each; 8 M > 1.2·R
+            // every period, 3.5 M is not.
+            assert_eq!(phi, if period < 10 { 1.0 } else { 0.5 }, "period {period}");
+        }
+        // φ = 0.5: Σwφ = 2.5, base of the greedy flow = B·0.5/2.5.
+        offer(&mut s, ServiceClass::Be, 1, 1_000_000);
+        offer(&mut s, ServiceClass::Be, 2, 1_000_000);
+        offer(&mut s, ServiceClass::Be, 3, 1_000_000);
+        t += Duration::from_millis(100);
+        s.update_rates(t);
+        let b = s.class_capacity_bps(ServiceClass::Be);
+        assert!(close(
+            s.flow_rate_bps(ServiceClass::Be, 3).unwrap(),
+            b * 0.5 / 2.5
+        ));
+        // Well-behaved for λ periods: g back to 0 and φ restored.
+        for _ in 0..10 {
+            for p in 1..=3 {
+                offer(&mut s, ServiceClass::Be, p, 1_000_000);
+            }
+            t += Duration::from_millis(100);
+            s.update_rates(t);
+        }
+        assert_eq!(s.flow_phi(ServiceClass::Be, 3), Some(1.0));
+    }
+
+    #[test]
+    fn idle_flows_expire_and_queue_factor_matches_the_code() {
+        let mut s = scenario_one();
+        assert_eq!(s.flow_count(), 5);
+        // Queues are still full, so nothing expires until they drain.
+        let mut t = Timestamp::from_secs_f64(1000.0);
+        loop {
+            match s.dequeue(t) {
+                crate::qsccp::Dequeue::Item(_) => {}
+                crate::qsccp::Dequeue::NotBefore(n) => t = n,
+                crate::qsccp::Dequeue::Empty => break,
+            }
+        }
+        assert!(t < Timestamp::from_secs_f64(1001.0));
+        s.update_rates(t + Duration::from_secs(1));
+        assert_eq!(s.flow_count(), 0);
+        assert!((queue_factor(0.0) - 0.9995).abs() < 1e-3);
+        assert!((queue_factor(0.5) - 0.5576).abs() < 1e-3);
+        assert!((queue_factor(1.0) - 0.116).abs() < 1e-3);
+    }
+
+    #[test]
+    fn authors_code_variant_uses_uncapped_ds_total_and_margin() {
+        let mut cfg = QsccpConfig {
+            delta: [0.2, 0.2, 0.1],
+            variant: PecnVariant::AuthorsCode,
+            flow_queue_capacity: 100_000,
+            dt_class_capacity: 100_000,
+            ..QsccpConfig::default()
+        };
+        cfg.capacity_bps = 10_000_000;
+        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
+        offer(&mut s, ServiceClass::Be, 5, 5_000_000);
+        s.update_rates(Timestamp::from_millis(100));
+        // DS total uncapped: B_DT = 9.9 − 2.0 = 7.9 M, all to the only saturated DT class.
+        assert!(close(s.class_capacity_bps(ServiceClass::Be), 7_900_000.0));
+        assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
+    }
+}

@@ -1,0 +1,266 @@
+use super::*;
+use alloc::string::String;
+use alloc::vec;
+use proptest::prelude::*;
+
+fn sched<T>(cfg: QsccpConfig) -> CdsScheduler<T> {
+    CdsScheduler::new(cfg, Timestamp::ZERO, 42)
+}
+
+/// Drives the scheduler from `start` to `end`, calling `refill` before each
+/// dequeue; returns the Data bits sent per class.
+fn run(
+    s: &mut CdsScheduler<u32>,
+    start: Timestamp,
+    end: Timestamp,
+    mut refill: impl FnMut(&mut CdsScheduler<u32>, Timestamp),
+) -> [u64; 8] {
+    let before = s.stats().sent_bits;
+    let mut now = start;
+    while now < end {
+        refill(s, now);
+        match s.dequeue(now) {
+            Dequeue::Item(_) => {}
+            Dequeue::NotBefore(t) => now = t.max(now + Duration::from_nanos(1)),
+            Dequeue::Empty => now += Duration::from_millis(1),
+        }
+    }
+    let after = s.stats().sent_bits;
+    core::array::from_fn(|c| after[c] - before[c])
+}
+
+/// Keeps every listed flow's queue non-empty.
+fn keep_backlogged(
+    flows: &[(ServiceClass, u64)],
+) -> impl FnMut(&mut CdsScheduler<u32>, Timestamp) + '_ {
+    move |s, now| {
+        for &(c, p) in flows {
+            while s
+                .index
+                .get(&(c.code(), p))
+                .is_none_or(|&id| s.flows[id as usize].queue_len() < 2)
+            {
+                if s.enqueue(now, c, p, Some(8_000), 0).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn strict_priority_serves_cs7_then_cs6_then_ef_then_dt() {
+    let mut s: CdsScheduler<&str> = sched(QsccpConfig::default());
+    let t = Timestamp::ZERO;
+    s.enqueue(t, ServiceClass::Be, 1, None, "be").unwrap();
+    s.enqueue(t, ServiceClass::Ef, 1, None, "ef").unwrap();
+    s.enqueue(t, ServiceClass::Cs6, 1, None, "cs6").unwrap();
+    s.enqueue(t, ServiceClass::Cs7, 1, None, "cs7").unwrap();
+    let order: alloc::vec::Vec<&str> = (0..4)
+        .map(|_| match s.dequeue(t) {
+            Dequeue::Item(i) => i.item,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(order, ["cs7", "cs6", "ef", "be"]);
+    assert_eq!(s.dequeue(t), Dequeue::Empty);
+}
+
+#[test]
+fn throughput_split_three_two_one_with_ef_capped() {
+    // 10 Mb/s link, η = 0.99, EF limited to δ = 0.1; AF2:AF1:BE = 3:2:1.
+    let cfg = QsccpConfig {
+        delta: [0.2, 0.2, 0.1],
+        ..QsccpConfig::default()
+    };
+    let mut s = sched(cfg);
+    let flows = [
+        (ServiceClass::Ef, 1),
+        (ServiceClass::Ef, 2),
+        (ServiceClass::Af2, 3),
+        (ServiceClass::Af1, 4),
+        (ServiceClass::Be, 5),
+        (ServiceClass::Be, 6),
+    ];
+    let secs = 20.0;
+    let sent = run(
+        &mut s,
+        Timestamp::ZERO,
+        Timestamp::from_secs_f64(secs),
+        keep_backlogged(&flows),
+    );
+    let rate = |c: ServiceClass| sent[c.index()] as f64 / secs;
+    let within = |got: f64, want: f64| (got - want).abs() / want < 0.02;
+    // EF: 0.1·9.9 M (+ its 160 kbit burst spread over 20 s).
+    assert!(
+        within(rate(ServiceClass::Ef), 990_000.0),
+        "EF {}",
+        rate(ServiceClass::Ef)
+    );
+    // DT share 8.91 M split 3:2:1.
+    assert!(
+        within(rate(ServiceClass::Af2), 4_455_000.0),
+        "AF2 {}",
+        rate(ServiceClass::Af2)
+    );
+    assert!(
+        within(rate(ServiceClass::Af1), 2_970_000.0),
+        "AF1 {}",
+        rate(ServiceClass::Af1)
+    );
+    assert!(
+        within(rate(ServiceClass::Be), 1_485_000.0),
+        "BE {}",
+        rate(ServiceClass::Be)
+    );
+    let total: u64 = sent.iter().sum();
+    assert!(total as f64 / secs <= 9_900_000.0 + 160_000.0 / secs);
+}
+
+#[test]
+fn rejections_are_typed_and_counted() {
+    let cfg = QsccpConfig {
+        flow_queue_capacity: 2,
+        dt_class_capacity: 3,
+        max_flows: 2,
+        ..QsccpConfig::default()
+    };
+    let mut s: CdsScheduler<String> = sched(cfg);
+    let t = Timestamp::ZERO;
+    let put = |s: &mut CdsScheduler<String>, c, p| s.enqueue(t, c, p, None, String::from("i"));
+    assert!(put(&mut s, ServiceClass::Be, 1).is_ok());
+    assert!(put(&mut s, ServiceClass::Be, 1).is_ok());
+    assert_eq!(
+        put(&mut s, ServiceClass::Be, 1).unwrap_err().reason,
+        RejectReason::FlowQueueFull
+    );
+    assert!(put(&mut s, ServiceClass::Be, 2).is_ok());
+    assert_eq!(
+        put(&mut s, ServiceClass::Be, 2).unwrap_err().reason,
+        RejectReason::ClassFull
+    );
+    assert_eq!(
+        put(&mut s, ServiceClass::Af1, 3).unwrap_err().reason,
+        RejectReason::FlowTableFull
+    );
+    let st = s.stats();
+    assert_eq!(
+        (
+            st.flow_queue_full,
+            st.class_full,
+            st.flow_table_full,
+            st.enqueued
+        ),
+        (1, 1, 1, 3)
+    );
+}
+
+#[test]
+fn final_bucket_paces_at_eta_capacity() {
+    let mut s: CdsScheduler<u8> = sched(QsccpConfig {
+        final_burst_bits: 9_000,
+        max_data_size_bits: 9_000,
+        ..QsccpConfig::default()
+    });
+    let t = Timestamp::ZERO;
+    s.enqueue(t, ServiceClass::Be, 1, Some(9_000), 1).unwrap();
+    s.enqueue(t, ServiceClass::Be, 1, Some(9_000), 2).unwrap();
+    assert!(matches!(s.dequeue(t), Dequeue::Item(_)));
+    // 9000 bits at 9.9 Mb/s = 909.09 µs → 909 091 ns.
+    assert_eq!(
+        s.dequeue(t),
+        Dequeue::NotBefore(Timestamp::from_nanos(909_091))
+    );
+    assert!(matches!(
+        s.dequeue(Timestamp::from_nanos(909_091)),
+        Dequeue::Item(_)
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// WDRR: over a backlogged run, sent_i/Q_i of any two flows differ by at
+    /// most one round plus one packet (the classic DRR bound).
+    #[test]
+    fn wdrr_shares_converge_to_weights(
+        weights in proptest::collection::vec(1u32..5, 2..8),
+        sizes in proptest::collection::vec(1_000u32..16_000, 8),
+        steps in 200usize..2_000,
+    ) {
+        let mut s: CdsScheduler<u32> = sched(QsccpConfig { capacity_bps: u64::MAX / 4, ..QsccpConfig::default() });
+        let t = Timestamp::ZERO;
+        let n = weights.len();
+        for i in 0..n {
+            for k in 0..4 {
+                s.enqueue(t, ServiceClass::Af3, i as u64, Some(sizes[(i + k) % 8]), 0).unwrap();
+            }
+            prop_assert!(s.set_flow_weight(ServiceClass::Af3, i as u64, f64::from(weights[i])));
+        }
+        let mut sent = vec![0u64; n];
+        let mut now = t;
+        for step in 0..steps {
+            now += Duration::from_millis(1);
+            let Dequeue::Item(x) = s.dequeue(now) else { panic!("backlogged scheduler returned nothing") };
+            let i = x.prefix as usize;
+            sent[i] += u64::from(x.size_bits);
+            s.enqueue(now, ServiceClass::Af3, x.prefix, Some(sizes[(i + step) % 8]), 0).unwrap();
+        }
+        let q = |i: usize| 16_000.0 * f64::from(weights[i]);
+        let min_q = (0..n).map(q).fold(f64::INFINITY, f64::min);
+        let bound = 1.0 + 16_000.0 / min_q;
+        for i in 0..n {
+            for j in 0..n {
+                let d = sent[i] as f64 / q(i) - sent[j] as f64 / q(j);
+                prop_assert!(d.abs() <= bound + 1e-9, "flows {} {}: {} > {}", i, j, d, bound);
+            }
+        }
+    }
+
+    /// Whatever the delay-sensitive load, a backlogged delay-tolerant class is
+    /// served at no less than half its WFQ share of what DS leaves (≥ 30 %).
+    #[test]
+    fn backlogged_dt_class_is_never_starved(
+        ds_flows in proptest::collection::vec((0u8..3, 0u64..20), 1..20),
+        dt_class in 3u8..8,
+        other_dt in proptest::collection::vec((3u8..8, 0u64..20), 0..20),
+    ) {
+        let mut s = sched(QsccpConfig::default());
+        let mut flows: alloc::vec::Vec<(ServiceClass, u64)> = ds_flows
+            .iter()
+            .chain(other_dt.iter())
+            .map(|&(c, p)| (ServiceClass::ALL[c as usize], p))
+            .collect();
+        let victim = (ServiceClass::ALL[dt_class as usize], 999);
+        flows.push(victim);
+        let secs = 2.0;
+        let sent = run(&mut s, Timestamp::ZERO, Timestamp::from_secs_f64(secs), keep_backlogged(&flows));
+        let omega = QsccpConfig::default().omega;
+        let share = omega[dt_class as usize - 3] / omega.iter().sum::<f64>();
+        let floor = 0.5 * share * 0.3 * 9_900_000.0 * secs;
+        prop_assert!(sent[dt_class as usize] as f64 >= floor, "class {} got {} < {}", dt_class, sent[dt_class as usize], floor);
+    }
+
+    /// Random operations never panic and keep the bookkeeping consistent.
+    #[test]
+    fn random_operations_keep_counts_consistent(
+        ops in proptest::collection::vec((0u8..3, 0u8..8, 0u64..30, 1u32..20_000, 0u64..3_000_000), 1..500),
+    ) {
+        let mut s: CdsScheduler<u64> = sched(QsccpConfig { max_flows: 40, ..QsccpConfig::default() });
+        let mut now = Timestamp::ZERO;
+        let mut inside = 0i64;
+        for (op, class, prefix, size, dt) in ops {
+            now += Duration::from_nanos(dt);
+            match op {
+                0 | 1 => if s.enqueue(now, ServiceClass::ALL[class as usize], prefix, Some(size), prefix).is_ok() { inside += 1 },
+                _ => if let Dequeue::Item(x) = s.dequeue(now) {
+                    inside -= 1;
+                    prop_assert_eq!(x.item, x.prefix);
+                    if let Some(r) = x.target_rate_bps { prop_assert!(r.is_finite() && r >= 0.0); }
+                },
+            }
+            prop_assert_eq!(s.len() as i64, inside);
+            prop_assert!(s.flow_count() <= 40);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! BIC window growth as the ndnSIM `ConsumerPcon` used by PCON, QSCCP and
+//! WinCM (algorithms.md §6.2): Reno below a window of 14, binary search
+//! towards `(bicMax + bicMin)/2` capped at +16/cwnd per Data, BIC slow start
+//! above bicMax, decrease ×0.8 with fast convergence.
+
+/// BIC parameters (ndnSIM ConsumerPcon defaults).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct BicConfig {
+    /// Below this window BIC behaves as Reno (BIC_LOW_WINDOW).
+    pub low_window: f64,
+    /// Largest increase per RTT (BIC_MAX_INCREMENT).
+    pub max_increment: f64,
+    /// Multiplicative decrease factor at or above `low_window`.
+    pub beta: f64,
+    /// Reno decrease factor below `low_window`.
+    pub reno_beta: f64,
+}
+
+impl Default for BicConfig {
+    fn default() -> Self {
+        BicConfig {
+            low_window: 14.0,
+            max_increment: 16.0,
+            beta: 0.8,
+            reno_beta: 0.5,
+        }
+    }
+}
+
+/// BIC state; the window itself is owned by the caller.
+#[derive(Debug, Clone)]
+pub(crate) struct Bic {
+    pub(crate) cfg: BicConfig,
+    pub(crate) max_win: f64,
+    pub(crate) min_win: f64,
+    pub(crate) target_win: f64,
+    pub(crate) ssthresh: f64,
+    in_slow_start: bool,
+    ss_cwnd: f64,
+    ss_target: f64,
+}
+
+impl Bic {
+    pub(crate) fn new(cfg: BicConfig, max_window: f64) -> Self {
+        Bic {
+            cfg,
+            max_win: max_window,
+            min_win: 0.0,
+            target_win: max_window / 2.0,
+            ssthresh: f64::INFINITY,
+            in_slow_start: false,
+            ss_cwnd: 1.0,
+            ss_target: 0.0,
+        }
+    }
+
+    /// One unmarked Data in the normal state.
+    pub(crate) fn increase(&mut self, cwnd: &mut f64) {
+        let w = *cwnd;
+        if w < self.cfg.low_window {
+            *cwnd = if w < self.ssthresh {
+                w + 1.0
+            } else {
+                w + 1.0 / w
+            };
+        } else if !self.in_slow_start {
+            let gap = self.target_win - w;
+            *cwnd = if gap < self.cfg.max_increment {
+                w + gap.max(0.0) / w
+            } else {
+                w + self.cfg.max_increment / w
+            };
+            if *cwnd + 1e-5 < self.max_win {
+                self.target_win = (self.max_win + self.min_win) / 2.0;
+            } else {
+                self.in_slow_start = true;
+                self.ss_cwnd = 1.0;
+                self.ss_target = *cwnd + 1.0;
+            }
+        } else {
+            *cwnd = w + self.ss_cwnd / w;
+            if *cwnd >= self.ss_target {
+                self.ss_cwnd *= 2.0;
+                self.ss_target = *cwnd + self.ss_cwnd;
+            }
+            if self.ss_cwnd >= self.cfg.max_increment {
+                self.in_slow_start = false;
+            }
+        }
+    }
+
+    /// Multiplicative decrease (timeouts, congestion Nacks).
+    pub(crate) fn decrease(&mut self, cwnd: &mut f64) {
+        if *cwnd >= self.cfg.low_window {
+            let prev_max = self.max_win;
+            self.max_win = *cwnd;
+            *cwnd *= self.cfg.beta;
+            self.min_win = *cwnd;
+            if prev_max > self.max_win {
+                self.max_win = (self.max_win + self.min_win) / 2.0;
+            }
+            self.target_win = (self.max_win + self.min_win) / 2.0;
+        } else {
+            self.ssthresh = *cwnd * self.cfg.reno_beta;
+            *cwnd = self.ssthresh;
+        }
+        self.in_slow_start = false;
+    }
+
+    /// Leaves BIC slow start and re-aims at the middle of [min, max].
+    pub(crate) fn retarget(&mut self) {
+        self.in_slow_start = false;
+        self.target_win = (self.max_win + self.min_win) / 2.0;
+    }
+}

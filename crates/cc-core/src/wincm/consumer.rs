@@ -1,0 +1,284 @@
+//! WinCM consumer window (Algorithm 2, cleaned as algorithms.md §5.2).
+//!
+//! * marked Data: `numMarked += 1`, `normData = 0`; on the first mark of an
+//!   episode `prevMax = bicMax`, `bicMax = cwnd`; then `cwnd = max(cwnd − β,
+//!   cwnd_min)` (β = 4), `bicMin = cwnd`, and BIC fast convergence
+//!   `bicMax = (bicMax + bicMin)/2` when `bicMax < prevMax`;
+//! * unmarked Data in the congestion state: `cwnd += 1/cwnd`; after n = 8
+//!   consecutive ones the state ends and BIC resumes towards
+//!   `(bicMax + bicMin)/2`;
+//! * unmarked Data otherwise: BIC increase;
+//! * timeout or congestion Nack: BIC decrease, at most once per RTT.
+
+use super::bic::{Bic, BicConfig};
+use crate::aimd::{CwaGate, InFlight};
+use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
+use crate::rtt::{RttConfig, RttEstimator};
+use crate::time::Timestamp;
+
+/// WinCM consumer parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct WincmConsumerConfig {
+    /// Initial window, also the floor (ndnSIM ConsumerWindow: 1).
+    pub init_cwnd: f64,
+    /// Ceiling of the window.
+    pub max_window: f64,
+    /// Additive decrease per marked Data (paper: 4, must be > 1).
+    pub beta: f64,
+    /// Consecutive unmarked Data that end the congestion state (paper: 8).
+    pub n_normal: u32,
+    /// BIC growth parameters.
+    pub bic: BicConfig,
+    /// Let every timeout decrease (no once-per-RTT limit).
+    pub disable_cwa: bool,
+    /// RTO estimator parameters.
+    pub rtt: RttConfig,
+}
+
+impl Default for WincmConsumerConfig {
+    fn default() -> Self {
+        WincmConsumerConfig {
+            init_cwnd: 1.0,
+            max_window: 100_000.0,
+            beta: 4.0,
+            n_normal: 8,
+            bic: BicConfig::default(),
+            disable_cwa: false,
+            rtt: RttConfig::default(),
+        }
+    }
+}
+
+/// The WinCM consumer window law.
+#[derive(Debug, Clone)]
+pub struct WincmConsumer {
+    cfg: WincmConsumerConfig,
+    cwnd: f64,
+    bic: Bic,
+    prev_max: f64,
+    num_marked: u32,
+    norm_data: u32,
+    gate: CwaGate,
+    rtt: RttEstimator,
+    in_flight: InFlight,
+}
+
+impl WincmConsumer {
+    /// Creates the law with `cwnd = init_cwnd`.
+    pub fn new(cfg: WincmConsumerConfig) -> Self {
+        let min = cfg.init_cwnd.max(1.0);
+        let max = cfg.max_window.max(min);
+        WincmConsumer {
+            cfg: WincmConsumerConfig {
+                init_cwnd: min,
+                max_window: max,
+                ..cfg
+            },
+            cwnd: min,
+            bic: Bic::new(cfg.bic, max),
+            prev_max: max,
+            num_marked: 0,
+            norm_data: 0,
+            gate: CwaGate::new(cfg.disable_cwa),
+            rtt: RttEstimator::new(cfg.rtt),
+            in_flight: InFlight::default(),
+        }
+    }
+
+    /// Congestion window, Interests.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Marks counted in the current congestion episode (0 = normal state).
+    pub fn num_marked(&self) -> u32 {
+        self.num_marked
+    }
+
+    /// (bicMin, bicMax).
+    pub fn bic_bounds(&self) -> (f64, f64) {
+        (self.bic.min_win, self.bic.max_win)
+    }
+
+    /// RTT/RTO estimator fed by this law.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    fn on_mark(&mut self) {
+        self.num_marked = self.num_marked.saturating_add(1);
+        self.norm_data = 0;
+        if self.num_marked == 1 {
+            self.prev_max = self.bic.max_win;
+            self.bic.max_win = self.cwnd;
+        }
+        self.cwnd = (self.cwnd - self.cfg.beta).max(self.cfg.init_cwnd);
+        self.bic.min_win = self.cwnd;
+        if self.num_marked == 1 && self.bic.max_win < self.prev_max {
+            self.bic.max_win = (self.bic.max_win + self.bic.min_win) / 2.0;
+        }
+        self.bic.retarget();
+    }
+
+    fn clamp(&mut self) {
+        let (lo, hi) = (self.cfg.init_cwnd, self.cfg.max_window);
+        self.cwnd = if self.cwnd.is_nan() {
+            lo
+        } else {
+            self.cwnd.clamp(lo, hi)
+        };
+    }
+
+    fn on_loss(&mut self, now: Timestamp) {
+        self.in_flight.done();
+        if self.gate.try_decrease(now) {
+            self.bic.decrease(&mut self.cwnd);
+            self.rtt.backoff();
+            self.clamp();
+        }
+    }
+}
+
+impl Default for WincmConsumer {
+    fn default() -> Self {
+        WincmConsumer::new(WincmConsumerConfig::default())
+    }
+}
+
+impl ConsumerLaw for WincmConsumer {
+    fn on_interest_sent(&mut self, _now: Timestamp, _retransmission: bool) {
+        self.in_flight.sent();
+    }
+
+    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        self.in_flight.done();
+        if let Some(rtt) = fb.rtt {
+            self.rtt.add_sample(rtt, self.in_flight.expected_samples());
+        }
+        self.gate.on_data(now, fb.rtt);
+        if fb.congestion_mark > 0 {
+            self.on_mark();
+        } else if self.num_marked > 0 {
+            self.norm_data += 1;
+            self.cwnd += 1.0 / self.cwnd;
+            if self.norm_data >= self.cfg.n_normal {
+                self.norm_data = 0;
+                self.num_marked = 0;
+                self.bic.retarget();
+            }
+        } else {
+            self.bic.increase(&mut self.cwnd);
+        }
+        self.clamp();
+    }
+
+    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
+        if fb.congestion {
+            self.on_loss(now);
+        } else {
+            self.in_flight.done();
+        }
+    }
+
+    fn on_timeout(&mut self, now: Timestamp) {
+        self.on_loss(now);
+    }
+
+    fn limit(&self) -> SendLimit {
+        SendLimit::Window {
+            interests: self.cwnd,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Duration;
+    use proptest::prelude::*;
+
+    fn data(mark: u64) -> DataFeedback {
+        DataFeedback {
+            rtt: Some(Duration::from_millis(10)),
+            congestion_mark: mark,
+            ..DataFeedback::default()
+        }
+    }
+
+    #[test]
+    fn each_mark_subtracts_beta_and_eight_clean_data_end_the_episode() {
+        let mut c = WincmConsumer::default();
+        let t = Timestamp::from_millis(1);
+        for _ in 0..29 {
+            c.on_data(t, &data(0));
+        }
+        // Reno-like +1 up to 14, then BIC +16/cwnd per Data.
+        assert!(c.cwnd() > 14.0 && c.cwnd() < 30.0);
+        let w0 = c.cwnd();
+        c.on_data(t, &data(1));
+        c.on_data(t, &data(1));
+        c.on_data(t, &data(1));
+        assert!((c.cwnd() - (w0 - 12.0)).abs() < 1e-12);
+        assert_eq!(c.num_marked(), 3);
+        // bicMax = cwnd at the first mark, then fast convergence since w0 < prevMax.
+        let (bmin, bmax) = c.bic_bounds();
+        assert!((bmin - (w0 - 12.0)).abs() < 1e-12);
+        assert!((bmax - (w0 + (w0 - 4.0)) / 2.0).abs() < 1e-12);
+        for i in 0..7 {
+            let before = c.cwnd();
+            c.on_data(t, &data(0));
+            assert!((c.cwnd() - (before + 1.0 / before)).abs() < 1e-12);
+            assert_eq!(
+                c.num_marked(),
+                3,
+                "still congested after {} clean Data",
+                i + 1
+            );
+        }
+        c.on_data(t, &data(0));
+        assert_eq!(c.num_marked(), 0);
+    }
+
+    #[test]
+    fn window_never_drops_below_the_initial_window() {
+        let mut c = WincmConsumer::default();
+        for _ in 0..5 {
+            c.on_data(Timestamp::ZERO, &data(1));
+        }
+        assert_eq!(c.cwnd(), 1.0);
+    }
+
+    #[test]
+    fn timeout_applies_bic_multiplicative_decrease_once_per_rtt() {
+        let mut c = WincmConsumer::default();
+        for _ in 0..19 {
+            c.on_data(Timestamp::from_millis(1), &data(0));
+        }
+        let w = c.cwnd();
+        assert!(w >= 14.0);
+        c.on_timeout(Timestamp::from_millis(20));
+        assert!((c.cwnd() - 0.8 * w).abs() < 1e-12);
+        c.on_timeout(Timestamp::from_millis(21));
+        assert!((c.cwnd() - 0.8 * w).abs() < 1e-12);
+    }
+
+    proptest! {
+        #[test]
+        fn window_stays_within_bounds(ev in proptest::collection::vec((0u8..4, 0u64..50, 0u64..2), 1..500)) {
+            let mut c = WincmConsumer::new(WincmConsumerConfig { max_window: 80.0, ..Default::default() });
+            let mut now = 0;
+            for (k, dt, m) in ev {
+                now += dt;
+                let t = Timestamp::from_millis(now);
+                match k {
+                    0 | 3 => c.on_data(t, &data(m)),
+                    1 => c.on_timeout(t),
+                    _ => c.on_nack(t, &NackFeedback { congestion: true, ..Default::default() }),
+                }
+                prop_assert!(c.cwnd().is_finite() && (1.0..=80.0).contains(&c.cwnd()));
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! WinCM: window-based congestion control for NDN (Wang, Yue, Wu, 2018),
+//! algorithms.md §5.
+//!
+//! Three parts, one per module:
+//! * [`aqm`]: CoDel sojourn-time detection with *multi-congestion marking*
+//!   (paper §III-A, Algorithm 1, eqs. 1–2): once the sojourn time has stayed
+//!   above Target (5 ms) for an Interval, every dequeued packet is marked until
+//!   `StopMarkingTime = FirstAboveTime + Interval + s + k`, with
+//!   `k = (s − FirstSojourn)/(now − FirstAboveTime)·s`, so the marking lasts
+//!   about one current queue delay.
+//! * [`consumer`]: the consumer window (§III-B, Algorithm 2): additive
+//!   decrease by β = 4 per marked Data, BIC increase otherwise, leaving the
+//!   congestion state after n = 8 consecutive unmarked Data; multiplicative
+//!   BIC decrease on timeouts and congestion Nacks.
+//! * [`forwarding`]: UIN/UIW per (prefix, face) (§III-C, Algorithm 3):
+//!   ForWeight (eq. 3), eligibility UIW ≥ UIN, roulette choice, UIW + 1 when
+//!   a saturated face is chosen, UIW − d (d = 1.5) per mark, exUIW refreshed
+//!   every 100 ms or on a mark.
+//!
+//! Deviations and readings (all from algorithms.md §5.5): the Interval is
+//! 100 ms (CoDel/PCON) rather than the 110 ms of the WinCM text,
+//! configurable; Algorithm 1's impossible nesting is read as an else-branch,
+//! detection re-arms after each marking episode, and a sojourn at or below
+//! Target resets it; `s + k` is clamped at 0; UIW never goes below 1; with
+//! no eligible face the one with the largest UIW − UIN is used; UIN also
+//! drops on Nack and PIT expiry.
+
+pub mod aqm;
+mod bic;
+pub mod consumer;
+pub mod forwarding;
+
+pub use aqm::{MultiMarkCodel, MultiMarkConfig};
+pub use bic::BicConfig;
+pub use consumer::{WincmConsumer, WincmConsumerConfig};
+pub use forwarding::{for_weight, UiwConfig, UiwTable};

@@ -1,0 +1,123 @@
+//! icnput: publish a file or stdin as a segmented, versioned object (like
+//! ndn-tools' ndnserve), answering RDR and CanBePrefix version discovery.
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use cc_core::Duration;
+use clap::Parser;
+use icn_consumer::run;
+use icn_consumer::transport::{default_endpoint, Endpoint, Face};
+use icn_consumer::{Content, Publisher, PublisherConfig};
+use icn_tlv::Name;
+use std::io::Read;
+use std::sync::Arc;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "icnput",
+    version,
+    about = "Publish a file (or stdin) under an NDN name, segmented and signed with DigestSha256",
+    after_help = "Data are named /<name>/v=<version>/seg=<n>, carry FinalBlockId, and are signed on demand, so a memory-mapped file of any size needs little RAM. The prefix is registered on the forwarder with a signed rib/register command. icnput serves until the forwarder closes the connection or it is interrupted."
+)]
+struct Args {
+    /// Name prefix to publish under (without a version).
+    name: String,
+    /// File to publish; stdin when absent. Regular files are memory-mapped.
+    file: Option<std::path::PathBuf>,
+    /// Forwarder: unix:///path, tcp://host:port or udp://host:port
+    /// [default: $NDN_CLIENT_TRANSPORT, else unix:///run/nfd/nfd.sock].
+    #[arg(long, value_name = "URI")]
+    transport: Option<String>,
+    /// Content bytes per segment.
+    #[arg(long, default_value_t = 8000)]
+    segment_size: usize,
+    /// Version number [default: current time in ms since the Unix epoch].
+    #[arg(long = "object-version", value_name = "N")]
+    object_version: Option<u64>,
+    /// FreshnessPeriod of the segments, ms.
+    #[arg(long, default_value_t = 10_000)]
+    freshness: u64,
+    /// Print the versioned name and counters on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Suppress messages.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() {
+    let args = Args::parse();
+    if args.verbose {
+        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("icn_consumer=debug").init();
+    }
+    if let Err(e) = real_main(args) {
+        eprintln!("ERROR: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn load(file: Option<&std::path::Path>) -> Result<Content> {
+    match file {
+        Some(p) => {
+            let f = std::fs::File::open(p).with_context(|| format!("opening {}", p.display()))?;
+            let len = f.metadata()?.len();
+            if len == 0 {
+                return Ok(Content::Memory(Bytes::new()));
+            }
+            // SAFETY: the file is mapped read-only; if another process
+            // truncates it while we serve, reads may fault, which is the
+            // documented hazard of serving a file that is being modified.
+            let m = unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", p.display()))?;
+            Ok(Content::Mapped(Arc::new(m)))
+        }
+        None => {
+            let mut v = Vec::new();
+            std::io::stdin().lock().read_to_end(&mut v).context("reading stdin")?;
+            Ok(Content::Memory(Bytes::from(v)))
+        }
+    }
+}
+
+fn real_main(args: Args) -> Result<()> {
+    let name: Name = args.name.parse().map_err(|e| anyhow::anyhow!("invalid name {:?}: {e:?}", args.name))?;
+    if args.segment_size == 0 || args.segment_size > 60_000 {
+        anyhow::bail!("--segment-size must be between 1 and 60000");
+    }
+    let ep: Endpoint = match &args.transport {
+        Some(t) => t.parse().map_err(anyhow::Error::msg)?,
+        None => default_endpoint().map_err(anyhow::Error::msg)?,
+    };
+    let content = load(args.file.as_deref())?;
+    let version = args.object_version.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(0))
+    });
+    let cfg = PublisherConfig {
+        segment_size: args.segment_size,
+        freshness: Duration::from_millis(args.freshness),
+        version,
+        ..PublisherConfig::default()
+    };
+    let mut publisher = Publisher::new(name.clone(), content, cfg);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        let mut face = Face::connect(&ep).await.with_context(|| format!("connecting to {ep:?}"))?;
+        run::register(&mut face, &name).await?;
+        if !args.quiet {
+            eprintln!(
+                "Published {} ({} segments); serving.",
+                publisher.versioned_name(),
+                publisher.segment_count()
+            );
+        }
+        tokio::select! {
+            r = run::serve(&mut face, &mut publisher) => r?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        if args.verbose {
+            eprintln!("{:?}", publisher.stats());
+        }
+        Ok::<_, anyhow::Error>(())
+    })
+}

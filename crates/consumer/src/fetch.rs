@@ -1,0 +1,372 @@
+//! A whole fetch, sans-IO: version discovery, then the segment pipeline,
+//! turned into packets.
+//!
+//! `poll_transmit` yields wire bytes (a bare Interest, or an LpPacket when
+//! the scheme adds header fields), `handle_packet` takes whatever came back.
+
+use crate::pipeline::{NackKind, Pipeline, PipelineConfig, PipelineError};
+use crate::publisher::METADATA_KEYWORD;
+use crate::scheme::Tagger;
+use crate::stats::FetchStats;
+use bytes::Bytes;
+use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, Timestamp};
+use icn_tlv::{decode_packet, Component, Data, Interest, LpPacket, NackReason, Name, NetPacket};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// How the version of an unversioned name is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discovery {
+    /// RDR metadata and CanBePrefix+MustBeFresh in parallel; first answer wins.
+    Auto,
+    /// RDR only (`/<name>/32=metadata`), as ndnget.
+    Rdr,
+    /// CanBePrefix+MustBeFresh Interest for the name itself.
+    Latest,
+    /// Fetch `/<name>/seg=<n>` directly.
+    None,
+}
+
+/// Fetch configuration.
+#[derive(Debug, Clone)]
+pub struct FetchConfig {
+    pub pipeline: PipelineConfig,
+    pub discovery: Discovery,
+    /// MustBeFresh on segment Interests.
+    pub must_be_fresh: bool,
+    /// Seed of the Nonce generator (tests pin it).
+    pub seed: Option<u64>,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            pipeline: PipelineConfig::default(),
+            discovery: Discovery::Auto,
+            must_be_fresh: false,
+            seed: None,
+        }
+    }
+}
+
+/// Why a fetch failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
+    #[error("version discovery failed for {name}: {reason}")]
+    Discovery { name: String, reason: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    Rdr,
+    Latest,
+}
+
+#[derive(Debug, Clone)]
+struct ProbeState {
+    kind: Probe,
+    name: Name,
+    deadline: Timestamp,
+    tries: u32,
+    dead: bool,
+    due: bool,
+}
+
+/// A fetch in progress.
+pub struct Fetcher {
+    name: Name,
+    cfg: FetchConfig,
+    probes: Vec<ProbeState>,
+    versioned: Option<Name>,
+    pipeline: Pipeline,
+    tagger: Tagger,
+    rng: StdRng,
+    error: Option<FetchError>,
+    packets_ignored: u64,
+}
+
+fn nack_kind(r: &NackReason) -> NackKind {
+    match r {
+        NackReason::Congestion => NackKind::Congestion,
+        NackReason::Duplicate => NackKind::Duplicate,
+        NackReason::NoRoute => NackKind::NoRoute,
+        NackReason::None => NackKind::Other(0),
+        NackReason::Other(c) => NackKind::Other(*c),
+    }
+}
+
+fn opt_f64(v: Option<u64>) -> Option<f64> {
+    v.map(|x| x as f64)
+}
+
+impl Fetcher {
+    /// Starts fetching `name` with `law`; `tagger` adds the scheme's Interest fields.
+    pub fn new(
+        name: Name,
+        cfg: FetchConfig,
+        law: Box<dyn ConsumerLaw + Send>,
+        tagger: Tagger,
+    ) -> Self {
+        let rng = match cfg.seed {
+            Some(s) => StdRng::seed_from_u64(s),
+            None => StdRng::from_os_rng(),
+        };
+        let ends_with_version = name.last().is_some_and(|c| c.as_version().is_some());
+        let mut probes = Vec::new();
+        let mut versioned = None;
+        if ends_with_version || cfg.discovery == Discovery::None {
+            versioned = Some(name.clone());
+        } else {
+            if matches!(cfg.discovery, Discovery::Auto | Discovery::Rdr) {
+                let n = name.append(Component::keyword(Bytes::from_static(METADATA_KEYWORD)));
+                probes.push(Probe::Rdr.state(n));
+            }
+            if matches!(cfg.discovery, Discovery::Auto | Discovery::Latest) {
+                probes.push(Probe::Latest.state(name.clone()));
+            }
+        }
+        Fetcher {
+            pipeline: Pipeline::new(cfg.pipeline.clone(), law),
+            name,
+            cfg,
+            probes,
+            versioned,
+            tagger,
+            rng,
+            error: None,
+            packets_ignored: 0,
+        }
+    }
+
+    /// The versioned name, once known.
+    pub fn versioned_name(&self) -> Option<&Name> {
+        self.versioned.as_ref()
+    }
+
+    /// The pipeline (limit, RTT, counters).
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// True once every segment arrived.
+    pub fn is_done(&self) -> bool {
+        self.pipeline.is_done()
+    }
+
+    /// The fatal error, if any.
+    pub fn error(&self) -> Option<FetchError> {
+        self.error.clone().or_else(|| self.pipeline.error().cloned().map(FetchError::from))
+    }
+
+    /// Packets that matched nothing outstanding.
+    pub fn packets_ignored(&self) -> u64 {
+        self.packets_ignored
+    }
+
+    /// Counters, with the scheme and the name filled in.
+    pub fn stats(&self) -> FetchStats {
+        let mut s = self.pipeline.stats();
+        s.scheme = self.tagger.scheme_name().to_string();
+        s.name = self.versioned.as_ref().unwrap_or(&self.name).to_string();
+        s
+    }
+
+    /// Closes the timing window of an unfinished fetch.
+    pub fn finish_timing(&mut self, now: Timestamp) {
+        self.pipeline.finish_timing(now);
+    }
+
+    /// Next in-order content chunk.
+    pub fn poll_output(&mut self) -> Option<Bytes> {
+        self.pipeline.poll_output()
+    }
+
+    fn lifetime(&self) -> Duration {
+        self.cfg.pipeline.lifetime
+    }
+
+    /// Next packet to send now.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Bytes> {
+        if self.error.is_some() {
+            return None;
+        }
+        let Some(versioned) = self.versioned.clone() else {
+            return self.poll_probe(now);
+        };
+        let req = self.pipeline.poll_transmit(now)?;
+        let mut i = Interest::new(versioned.append(Component::segment(req.segment)));
+        i.must_be_fresh = self.cfg.must_be_fresh;
+        i.nonce = Some(self.rng.random());
+        i.lifetime = Some(self.lifetime());
+        let wire = i.encode();
+        let limit = self.pipeline.limit();
+        match self.tagger.tag(now, req.segment, limit, &mut self.rng) {
+            None => Some(wire),
+            Some(cc) => {
+                let lp = LpPacket { cc, fragment: Some(wire), ..LpPacket::default() };
+                Some(lp.encode())
+            }
+        }
+    }
+
+    fn poll_probe(&mut self, now: Timestamp) -> Option<Bytes> {
+        let lifetime = self.lifetime();
+        let nonce: u32 = self.rng.random();
+        let p = self.probes.iter_mut().find(|p| p.due && !p.dead)?;
+        p.due = false;
+        p.deadline = now + lifetime;
+        let mut i = Interest::new(p.name.clone());
+        i.can_be_prefix = true;
+        i.must_be_fresh = true;
+        i.nonce = Some(nonce);
+        i.lifetime = Some(lifetime);
+        Some(i.encode())
+    }
+
+    /// When to call [`Fetcher::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        if self.error.is_some() {
+            return None;
+        }
+        if self.versioned.is_none() {
+            return self.probes.iter().filter(|p| !p.dead && !p.due).map(|p| p.deadline).min();
+        }
+        self.pipeline.poll_timeout()
+    }
+
+    /// Timer expiry.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        if self.versioned.is_some() {
+            self.pipeline.handle_timeout(now);
+            return;
+        }
+        let max = self.cfg.pipeline.max_retries;
+        for p in &mut self.probes {
+            if !p.dead && !p.due && p.deadline <= now {
+                p.tries += 1;
+                tracing::debug!(probe = ?p.kind, tries = p.tries, "version discovery timeout");
+                if max.is_some_and(|m| p.tries > m) {
+                    p.dead = true;
+                } else {
+                    p.due = true;
+                }
+            }
+        }
+        self.check_probes_dead("no reply (timeout)");
+    }
+
+    fn check_probes_dead(&mut self, reason: &str) {
+        if self.versioned.is_none() && self.probes.iter().all(|p| p.dead) {
+            self.error = Some(FetchError::Discovery {
+                name: self.name.to_string(),
+                reason: reason.to_string(),
+            });
+        }
+    }
+
+    /// One packet from the forwarder (bare TLV or LpPacket).
+    pub fn handle_packet(&mut self, now: Timestamp, wire: Bytes) {
+        let size = wire.len();
+        let Ok((lp, Some(pkt))) = decode_packet(wire) else {
+            self.packets_ignored += 1;
+            return;
+        };
+        match pkt {
+            NetPacket::Data(d) => self.on_data(now, &lp, d, size),
+            NetPacket::Interest(i) => match &lp.nack {
+                Some(reason) => self.on_nack(now, &lp, &i, reason),
+                None => self.packets_ignored += 1,
+            },
+        }
+    }
+
+    fn on_data(&mut self, now: Timestamp, lp: &LpPacket, d: Data, size: usize) {
+        let Some(versioned) = self.versioned.clone() else {
+            return self.on_discovery_data(d);
+        };
+        let vlen = versioned.len();
+        let seg = (d.name.len() == vlen + 1 && versioned.is_prefix_of(&d.name))
+            .then(|| d.name.get(vlen).and_then(|c| c.as_segment()))
+            .flatten();
+        let Some(seg) = seg else {
+            self.packets_ignored += 1;
+            return;
+        };
+        let final_seg = d.meta.final_block_id.as_ref().and_then(|c| c.as_segment());
+        let cc = &lp.cc;
+        let fb = DataFeedback {
+            congestion_mark: lp.congestion_mark.unwrap_or(0),
+            data_size_bytes: u32::try_from(size).unwrap_or(u32::MAX),
+            primary_rate_bps: opt_f64(cc.primary_rate_bps),
+            secondary_rate_bps: opt_f64(cc.secondary_rate_bps),
+            path_id: cc.path_id,
+            pace_constraint_ips: self.tagger.pace_constraint(cc),
+            target_rate_bps: opt_f64(cc.target_rate_bps),
+            ..DataFeedback::default()
+        };
+        self.tagger.on_data(now, seg, &fb, cc);
+        self.pipeline.handle_data(now, seg, d.content, final_seg, fb);
+    }
+
+    fn on_discovery_data(&mut self, d: Data) {
+        let nlen = self.name.len();
+        let md = self.name.append(Component::keyword(Bytes::from_static(METADATA_KEYWORD)));
+        let found = if md.is_prefix_of(&d.name) {
+            Name::decode(d.content.clone())
+                .ok()
+                .filter(|n| n.last().is_some_and(|c| c.as_version().is_some()))
+        } else if self.name.is_prefix_of(&d.name)
+            && d.name.get(nlen).is_some_and(|c| c.as_version().is_some())
+        {
+            Some(d.name.prefix(nlen + 1))
+        } else {
+            None
+        };
+        match found {
+            Some(v) => {
+                tracing::debug!(version = %v, "discovered version");
+                self.versioned = Some(v);
+                self.probes.clear();
+            }
+            None => self.packets_ignored += 1,
+        }
+    }
+
+    fn on_nack(&mut self, now: Timestamp, lp: &LpPacket, i: &Interest, reason: &NackReason) {
+        let Some(versioned) = self.versioned.clone() else {
+            if let Some(p) = self.probes.iter_mut().find(|p| p.name == i.name && !p.dead) {
+                p.dead = true;
+            }
+            self.check_probes_dead(&format!("Nack {reason:?}"));
+            return;
+        };
+        let vlen = versioned.len();
+        if i.name.len() != vlen + 1 || !versioned.is_prefix_of(&i.name) {
+            self.packets_ignored += 1;
+            return;
+        }
+        let Some(seg) = i.name.get(vlen).and_then(|c| c.as_segment()) else {
+            return;
+        };
+        let fb = NackFeedback {
+            congestion: matches!(reason, NackReason::Congestion),
+            primary_rate_bps: opt_f64(lp.cc.primary_rate_bps),
+            secondary_rate_bps: opt_f64(lp.cc.secondary_rate_bps),
+            path_id: lp.cc.path_id,
+        };
+        self.pipeline.handle_nack(now, seg, nack_kind(reason), fb);
+    }
+}
+
+impl Probe {
+    fn state(self, name: Name) -> ProbeState {
+        ProbeState { kind: self, name, deadline: Timestamp::ZERO, tries: 0, dead: false, due: true }
+    }
+}
+
+#[cfg(test)]
+#[path = "fetch_tests.rs"]
+mod tests;

@@ -1,0 +1,615 @@
+//! The segment pipeline, sans-IO: which segment to ask for and when.
+//!
+//! It works on segment numbers only; [`crate::fetch`] turns requests into
+//! Interests and packets into calls here. The congestion law decides how much
+//! may be outstanding (window) or how fast Interests go out (rate); the
+//! pipeline enforces that, runs the RFC 6298 timer, retries, conservative
+//! window adaptation (one decrease per RTT, as ndnget), and reassembles the
+//! content in order.
+
+use crate::rtt::{RttConfig, RttEstimator};
+use crate::stats::{FetchStats, Sample};
+use bytes::Bytes;
+use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, SendLimit, Timestamp};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+/// Pipeline knobs (ndnget defaults).
+#[derive(Debug, Clone)]
+pub struct PipelineConfig {
+    /// InterestLifetime; also an upper bound of the retransmission timer.
+    pub lifetime: Duration,
+    /// Retries per segment after a timeout or congestion Nack; `None` = no limit.
+    pub max_retries: Option<u32>,
+    /// Count marks but do not tell the law about them.
+    pub ignore_marks: bool,
+    /// Conservative window adaptation: at most one decrease per RTT.
+    pub cwa: bool,
+    pub rtt: RttConfig,
+    /// Hard bound on Interests outstanding, whatever the law says.
+    pub max_outstanding: u32,
+    /// New segments are not requested further than this ahead of the first
+    /// undelivered one (bounds the reorder buffer).
+    pub max_reorder_segments: u64,
+    /// Time-series interval.
+    pub sample_interval: Duration,
+    /// Catch-up allowed to a rate pacer after a late wake-up, in Interests.
+    pub max_burst: f64,
+    /// Segment to start from.
+    pub first_segment: u64,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            lifetime: Duration::from_millis(4000),
+            max_retries: Some(15),
+            ignore_marks: false,
+            cwa: true,
+            rtt: RttConfig::default(),
+            max_outstanding: 65_536,
+            max_reorder_segments: 131_072,
+            sample_interval: Duration::from_millis(100),
+            max_burst: 8.0,
+            first_segment: 0,
+        }
+    }
+}
+
+/// Why a Nack came back (mirrors NDNLPv2 NackReason without depending on the codec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NackKind {
+    Congestion,
+    Duplicate,
+    NoRoute,
+    Other(u64),
+}
+
+/// A fatal fetch error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineError {
+    #[error("reached the maximum number of retries ({retries}) while retrieving segment #{segment}")]
+    RetriesExhausted { segment: u64, retries: u32 },
+    #[error("could not retrieve segment #{segment}: Nack reason {reason:?}")]
+    Nack { segment: u64, reason: NackKind },
+    #[error("fetching terminated but no final segment number has been found")]
+    NoFinalBlock,
+}
+
+/// One Interest to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub segment: u64,
+    pub retransmission: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SegState {
+    InFlight,
+    InRetxQueue,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SegInfo {
+    state: SegState,
+    sent_at: Timestamp,
+    deadline: Timestamp,
+    retx: u32,
+}
+
+/// The pipeline. See the module doc.
+pub struct Pipeline {
+    cfg: PipelineConfig,
+    law: Box<dyn ConsumerLaw + Send>,
+    rtt: RttEstimator,
+    segs: HashMap<u64, SegInfo>,
+    timers: BTreeSet<(Timestamp, u64)>,
+    retx_queue: VecDeque<u64>,
+    next_seg: u64,
+    final_seg: Option<u64>,
+    reorder: BTreeMap<u64, Bytes>,
+    next_deliver: u64,
+    output: VecDeque<Bytes>,
+    in_flight: u32,
+    high_interest: u64,
+    high_data: u64,
+    rec_point: Option<u64>,
+    next_send_at: Timestamp,
+    pending_failure: Option<(u64, PipelineError)>,
+    failed: Option<PipelineError>,
+    start: Option<Timestamp>,
+    done_at: Option<Timestamp>,
+    next_sample_at: Timestamp,
+    interval_bytes: u64,
+    stats: FetchStats,
+}
+
+fn limit_value(l: SendLimit) -> f64 {
+    match l {
+        SendLimit::Window { interests } => interests,
+        SendLimit::Rate { interests_per_sec, .. } => interests_per_sec,
+    }
+}
+
+impl Pipeline {
+    /// A pipeline driven by `law`.
+    pub fn new(cfg: PipelineConfig, law: Box<dyn ConsumerLaw + Send>) -> Self {
+        Pipeline {
+            rtt: RttEstimator::new(cfg.rtt),
+            next_seg: cfg.first_segment,
+            next_deliver: cfg.first_segment,
+            cfg,
+            law,
+            segs: HashMap::new(),
+            timers: BTreeSet::new(),
+            retx_queue: VecDeque::new(),
+            final_seg: None,
+            reorder: BTreeMap::new(),
+            output: VecDeque::new(),
+            in_flight: 0,
+            high_interest: 0,
+            high_data: 0,
+            rec_point: None,
+            next_send_at: Timestamp::ZERO,
+            pending_failure: None,
+            failed: None,
+            start: None,
+            done_at: None,
+            next_sample_at: Timestamp::ZERO,
+            interval_bytes: 0,
+            stats: FetchStats::default(),
+        }
+    }
+
+    /// What the law allows right now.
+    pub fn limit(&self) -> SendLimit {
+        self.law.limit()
+    }
+
+    /// Interests outstanding (not counting those waiting for retransmission).
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// The RTT estimator (for logs).
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Last segment number, once a FinalBlockId was seen.
+    pub fn final_segment(&self) -> Option<u64> {
+        self.final_seg
+    }
+
+    /// Segments delivered in order so far.
+    pub fn delivered_segments(&self) -> u64 {
+        self.next_deliver - self.cfg.first_segment
+    }
+
+    /// True once every segment up to the final one was delivered.
+    pub fn is_done(&self) -> bool {
+        self.done_at.is_some()
+    }
+
+    /// The fatal error, if the fetch failed.
+    pub fn error(&self) -> Option<&PipelineError> {
+        self.failed.as_ref()
+    }
+
+    /// Counters and series; timing is final once [`Pipeline::is_done`].
+    pub fn stats(&self) -> FetchStats {
+        let mut s = self.stats.clone();
+        if let Some((a, b, c)) = self.rtt.min_avg_max() {
+            s.rtt_min_ms = Some(a.as_secs_f64() * 1e3);
+            s.rtt_avg_ms = Some(b.as_secs_f64() * 1e3);
+            s.rtt_max_ms = Some(c.as_secs_f64() * 1e3);
+        }
+        s.final_segment = self.final_seg;
+        s
+    }
+
+    /// Sets the end of the timing window (for a summary of a failed or
+    /// interrupted fetch).
+    pub fn finish_timing(&mut self, now: Timestamp) {
+        if let Some(start) = self.start {
+            self.stats.finish_timing(start, self.done_at.unwrap_or(now));
+        }
+    }
+
+    /// Next in-order chunk of content.
+    pub fn poll_output(&mut self) -> Option<Bytes> {
+        self.output.pop_front()
+    }
+
+    fn stopped(&self) -> bool {
+        self.failed.is_some() || self.done_at.is_some()
+    }
+
+    fn fail(&mut self, e: PipelineError) {
+        if self.failed.is_none() {
+            self.failed = Some(e);
+            self.segs.clear();
+            self.timers.clear();
+            self.retx_queue.clear();
+            self.in_flight = 0;
+        }
+    }
+
+    fn window_cap(&self) -> Option<u32> {
+        let max = self.cfg.max_outstanding;
+        match self.law.limit() {
+            SendLimit::Window { interests } => {
+                let w = if interests.is_finite() { interests.floor().max(1.0) } else { 1.0 };
+                Some((w.min(max as f64)) as u32)
+            }
+            SendLimit::Rate { max_outstanding, .. } => Some(max_outstanding.clamp(1, max)),
+        }
+    }
+
+    fn rate_gap(&self) -> Option<Duration> {
+        match self.law.limit() {
+            SendLimit::Rate { interests_per_sec, .. } => {
+                let ips = if interests_per_sec.is_finite() && interests_per_sec > 0.0 {
+                    interests_per_sec.max(0.01)
+                } else {
+                    0.01
+                };
+                Some(Duration::from_secs_f64(1.0 / ips))
+            }
+            SendLimit::Window { .. } => None,
+        }
+    }
+
+    fn has_candidate(&self) -> bool {
+        if !self.retx_queue.is_empty() {
+            return true;
+        }
+        let within_final = self.final_seg.is_none_or(|f| self.next_seg <= f);
+        within_final && self.next_seg < self.next_deliver + self.cfg.max_reorder_segments
+            && self.pending_failure.is_none()
+    }
+
+    /// The next Interest to send now, if the law and the window allow one.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Request> {
+        if self.stopped() {
+            return None;
+        }
+        if self.start.is_none() {
+            self.start = Some(now);
+            self.next_sample_at = now + self.cfg.sample_interval;
+            self.next_send_at = now;
+        }
+        self.sample(now);
+        loop {
+            if self.in_flight >= self.window_cap()? || !self.has_candidate() {
+                return None;
+            }
+            let gap = self.rate_gap();
+            if gap.is_some() && now < self.next_send_at {
+                return None;
+            }
+            let (segment, retransmission) = match self.retx_queue.pop_front() {
+                Some(s) => match self.segs.get(&s) {
+                    Some(i) if i.state == SegState::InRetxQueue => (s, true),
+                    _ => {
+                        self.stats.skipped_retransmissions += 1;
+                        continue;
+                    }
+                },
+                None => {
+                    let s = self.next_seg;
+                    self.next_seg += 1;
+                    (s, false)
+                }
+            };
+            let retx = if retransmission {
+                let r = self.segs.get(&segment).map_or(0, |i| i.retx) + 1;
+                if let Some(max) = self.cfg.max_retries {
+                    if r > max {
+                        self.fail(PipelineError::RetriesExhausted { segment, retries: max });
+                        return None;
+                    }
+                }
+                self.stats.retransmissions += 1;
+                r
+            } else {
+                self.high_interest = self.high_interest.max(segment);
+                0
+            };
+            let timeout = self.rtt.rto().min(self.cfg.lifetime);
+            let deadline = now + timeout;
+            if let Some(old) = self.segs.insert(
+                segment,
+                SegInfo { state: SegState::InFlight, sent_at: now, deadline, retx },
+            ) {
+                self.timers.remove(&(old.deadline, segment));
+            }
+            self.timers.insert((deadline, segment));
+            self.in_flight += 1;
+            self.stats.interests_sent += 1;
+            if let Some(gap) = gap {
+                let floor = now - gap.mul_f64(self.cfg.max_burst.max(1.0));
+                self.next_send_at = self.next_send_at.max(floor) + gap;
+            }
+            self.law.on_interest_sent(now, retransmission);
+            return Some(Request { segment, retransmission });
+        }
+    }
+
+    /// When [`Pipeline::handle_timeout`] (or another poll) should run next.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        if self.stopped() {
+            return None;
+        }
+        let mut t = self.timers.first().map(|(d, _)| *d);
+        if self.start.is_some() {
+            t = Some(t.map_or(self.next_sample_at, |x| x.min(self.next_sample_at)));
+        }
+        if self.rate_gap().is_some()
+            && self.has_candidate()
+            && self.window_cap().is_some_and(|c| self.in_flight < c)
+        {
+            t = Some(t.map_or(self.next_send_at, |x| x.min(self.next_send_at)));
+        }
+        t
+    }
+
+    fn sample(&mut self, now: Timestamp) {
+        let Some(start) = self.start else { return };
+        let interval = self.cfg.sample_interval;
+        if interval.is_zero() {
+            return;
+        }
+        if now >= self.next_sample_at {
+            let limit = self.law.limit();
+            let (window, rate_ips) = match limit {
+                SendLimit::Window { interests } => (Some(interests), None),
+                SendLimit::Rate { interests_per_sec, .. } => (None, Some(interests_per_sec)),
+            };
+            let s = Sample {
+                t_s: (now - start).as_secs_f64(),
+                window,
+                rate_ips,
+                in_flight: self.in_flight,
+                goodput_bps: self.interval_bytes as f64 * 8.0 / interval.as_secs_f64(),
+                srtt_ms: self.rtt.srtt().map(|d| d.as_secs_f64() * 1e3),
+                rto_ms: self.rtt.rto().as_secs_f64() * 1e3,
+                segments: self.stats.segments_received,
+                marks: self.stats.congestion_marks,
+                timeouts: self.stats.timeouts,
+                nacks: self.stats.nacks,
+                retransmissions: self.stats.retransmissions,
+            };
+            self.stats.push_sample(s);
+            self.interval_bytes = 0;
+            // Skip intervals the caller slept through instead of emitting a burst.
+            let behind = (now - self.next_sample_at).as_nanos() / interval.as_nanos();
+            let steps = u32::try_from(behind + 1).unwrap_or(u32::MAX);
+            self.next_sample_at += interval.saturating_mul(steps);
+        }
+    }
+
+    fn set_final(&mut self, f: u64) {
+        if self.final_seg.is_some() {
+            return;
+        }
+        self.final_seg = Some(f);
+        let beyond: Vec<u64> = self.segs.keys().copied().filter(|s| *s > f).collect();
+        for s in beyond {
+            if let Some(i) = self.segs.remove(&s) {
+                self.timers.remove(&(i.deadline, s));
+                if i.state == SegState::InFlight {
+                    self.in_flight -= 1;
+                }
+            }
+        }
+        self.reorder.retain(|s, _| *s <= f);
+        if let Some((seg, e)) = self.pending_failure.take() {
+            if seg <= f {
+                self.fail(e);
+            }
+        }
+    }
+
+    fn check_done(&mut self, now: Timestamp) {
+        if let Some(f) = self.final_seg {
+            if self.next_deliver > f && self.done_at.is_none() {
+                self.done_at = Some(now);
+                if let Some(start) = self.start {
+                    self.stats.finish_timing(start, now);
+                }
+                self.sample(now.max(self.next_sample_at));
+            }
+        }
+    }
+
+    /// A Data for `segment` arrived. `fb` carries the scheme fields; its
+    /// `rtt` and `segment` are filled in here.
+    pub fn handle_data(
+        &mut self,
+        now: Timestamp,
+        segment: u64,
+        content: Bytes,
+        final_segment: Option<u64>,
+        mut fb: DataFeedback,
+    ) {
+        if self.stopped() {
+            return;
+        }
+        if let Some(f) = final_segment {
+            self.set_final(f);
+            if self.stopped() {
+                return;
+            }
+        }
+        let Some(info) = self.segs.remove(&segment) else { return };
+        self.timers.remove(&(info.deadline, segment));
+        if info.state == SegState::InFlight {
+            self.in_flight -= 1;
+        }
+        self.high_data = self.high_data.max(segment);
+        if info.retx == 0 && info.state == SegState::InFlight {
+            let rtt = now - info.sent_at;
+            let n = ((self.in_flight as usize) + 1) / 2;
+            self.rtt.add_measurement(rtt, n.max(1));
+            fb.rtt = Some(rtt);
+        } else {
+            fb.rtt = None;
+        }
+        fb.segment = Some(segment);
+        let mut tell_law = true;
+        if fb.congestion_mark > 0 {
+            self.stats.congestion_marks += 1;
+            if self.cfg.ignore_marks {
+                fb.congestion_mark = 0;
+            } else if self.cfg.cwa {
+                if self.rec_point.is_none_or(|r| self.high_data > r) {
+                    self.rec_point = Some(self.high_interest);
+                } else {
+                    tell_law = false;
+                }
+            }
+        }
+        if tell_law {
+            let before = limit_value(self.law.limit());
+            self.law.on_data(now, &fb);
+            if fb.congestion_mark > 0 && limit_value(self.law.limit()) < before {
+                self.stats.mark_decreases += 1;
+            }
+        }
+        self.stats.segments_received += 1;
+        self.stats.bytes_received += content.len() as u64;
+        self.stats.wire_bytes_received += u64::from(fb.data_size_bytes);
+        self.interval_bytes += content.len() as u64;
+        if segment >= self.next_deliver {
+            self.reorder.insert(segment, content);
+        }
+        while let Some(c) = self.reorder.remove(&self.next_deliver) {
+            self.output.push_back(c);
+            self.next_deliver += 1;
+        }
+        self.check_done(now);
+        if !self.stopped() && self.segs.is_empty() && self.pending_failure.is_some() {
+            self.fail(PipelineError::NoFinalBlock);
+        }
+        self.sample(now);
+    }
+
+    /// A Nack for `segment` arrived.
+    pub fn handle_nack(&mut self, now: Timestamp, segment: u64, kind: NackKind, fb: NackFeedback) {
+        if self.stopped() {
+            return;
+        }
+        let Some(info) = self.segs.get(&segment).copied() else { return };
+        if info.state != SegState::InFlight {
+            return;
+        }
+        self.stats.nacks += 1;
+        match kind {
+            NackKind::Duplicate => {
+                // The Interest looped; its timer will retry it.
+                self.stats.nacks_duplicate += 1;
+            }
+            NackKind::Congestion => {
+                self.stats.nacks_congestion += 1;
+                self.enqueue_retx(segment, info);
+                let fb = NackFeedback { congestion: true, ..fb };
+                if !self.cfg.cwa || self.rec_point.is_none_or(|r| segment > r) {
+                    let before = limit_value(self.law.limit());
+                    self.law.on_nack(now, &fb);
+                    if limit_value(self.law.limit()) < before {
+                        self.rec_point = Some(self.high_interest);
+                        self.rtt.backoff();
+                        self.stats.timeout_decreases += 1;
+                    }
+                }
+            }
+            NackKind::NoRoute | NackKind::Other(_) => {
+                if kind == NackKind::NoRoute {
+                    self.stats.nacks_no_route += 1;
+                } else {
+                    self.stats.nacks_other += 1;
+                }
+                self.law.on_nack(now, &NackFeedback { congestion: false, ..fb });
+                let e = PipelineError::Nack { segment, reason: kind };
+                match self.final_seg {
+                    Some(f) if segment <= f => self.fail(e),
+                    Some(_) => self.drop_segment(segment, info),
+                    None => {
+                        // Maybe beyond the end: decide once FinalBlockId is known.
+                        self.drop_segment(segment, info);
+                        let earliest = self.pending_failure.as_ref().is_none_or(|(s, _)| segment < *s);
+                        if earliest {
+                            self.pending_failure = Some((segment, e));
+                        }
+                        let beyond: Vec<u64> =
+                            self.segs.keys().copied().filter(|s| *s > segment).collect();
+                        for s in beyond {
+                            if let Some(i) = self.segs.get(&s).copied() {
+                                self.drop_segment(s, i);
+                            }
+                        }
+                        if self.segs.is_empty() {
+                            self.fail(PipelineError::NoFinalBlock);
+                        }
+                    }
+                }
+            }
+        }
+        self.sample(now);
+    }
+
+    fn drop_segment(&mut self, segment: u64, info: SegInfo) {
+        self.segs.remove(&segment);
+        self.timers.remove(&(info.deadline, segment));
+        if info.state == SegState::InFlight {
+            self.in_flight -= 1;
+        }
+    }
+
+    fn enqueue_retx(&mut self, segment: u64, info: SegInfo) {
+        self.timers.remove(&(info.deadline, segment));
+        if let Some(i) = self.segs.get_mut(&segment) {
+            i.state = SegState::InRetxQueue;
+        }
+        self.in_flight -= 1;
+        self.retx_queue.push_back(segment);
+    }
+
+    /// Fires every retransmission timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        if self.stopped() {
+            return;
+        }
+        let mut high_timeout: Option<u64> = None;
+        while let Some(&(d, seg)) = self.timers.first() {
+            if d > now {
+                break;
+            }
+            self.timers.pop_first();
+            if let Some(info) = self.segs.get(&seg).copied() {
+                if info.state == SegState::InFlight && info.deadline == d {
+                    self.stats.timeouts += 1;
+                    self.enqueue_retx(seg, info);
+                    high_timeout = Some(high_timeout.map_or(seg, |h| h.max(seg)));
+                }
+            }
+        }
+        if let Some(h) = high_timeout {
+            if !self.cfg.cwa || self.rec_point.is_none_or(|r| h > r) {
+                self.rec_point = Some(self.high_interest);
+                let before = limit_value(self.law.limit());
+                self.law.on_timeout(now);
+                self.rtt.backoff();
+                if limit_value(self.law.limit()) < before {
+                    self.stats.timeout_decreases += 1;
+                }
+            }
+        }
+        self.sample(now);
+    }
+}
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

@@ -1,0 +1,336 @@
+//! Virtual-time tests of the pipeline with small reference laws.
+
+use super::*;
+
+/// AIMD as ndnget (slow start, +1/cwnd, halve on a congestion event).
+#[derive(Debug)]
+struct TestAimd {
+    cwnd: f64,
+    ssthresh: f64,
+}
+
+impl ConsumerLaw for TestAimd {
+    fn on_data(&mut self, _now: Timestamp, fb: &DataFeedback) {
+        if fb.congestion_mark > 0 {
+            self.on_timeout(Timestamp::ZERO);
+        } else if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0;
+        } else {
+            self.cwnd += 1.0 / self.cwnd.floor();
+        }
+    }
+    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
+        if fb.congestion {
+            self.on_timeout(now);
+        }
+    }
+    fn on_timeout(&mut self, _now: Timestamp) {
+        self.ssthresh = (self.cwnd * 0.5).max(2.0);
+        self.cwnd = self.ssthresh;
+    }
+    fn limit(&self) -> SendLimit {
+        SendLimit::Window { interests: self.cwnd }
+    }
+}
+
+fn aimd() -> Box<dyn ConsumerLaw + Send> {
+    Box::new(TestAimd { cwnd: 2.0, ssthresh: f64::INFINITY })
+}
+
+/// A constant rate.
+struct TestRate(f64);
+impl ConsumerLaw for TestRate {
+    fn limit(&self) -> SendLimit {
+        SendLimit::Rate { interests_per_sec: self.0, max_outstanding: 1000 }
+    }
+}
+
+fn ms(v: u64) -> Timestamp {
+    Timestamp::from_millis(v)
+}
+
+fn data(p: &mut Pipeline, now: Timestamp, seg: u64, fin: u64, mark: u64) {
+    let fb = DataFeedback { congestion_mark: mark, data_size_bytes: 100, ..Default::default() };
+    p.handle_data(now, seg, Bytes::from(vec![seg as u8; 10]), Some(fin), fb);
+}
+
+fn drain(p: &mut Pipeline, now: Timestamp) -> Vec<Request> {
+    let mut v = Vec::new();
+    while let Some(r) = p.poll_transmit(now) {
+        v.push(r);
+    }
+    v
+}
+
+/// A loss-free link with a fixed RTT: every request is answered after `rtt`.
+fn run_lossless(p: &mut Pipeline, last: u64, rtt_ms: u64) -> Timestamp {
+    let mut now = ms(0);
+    let mut pending: VecDeque<(Timestamp, u64)> = VecDeque::new();
+    for _ in 0..100_000 {
+        for r in drain(p, now) {
+            pending.push_back((now + Duration::from_millis(rtt_ms), r.segment));
+        }
+        if p.is_done() {
+            return now;
+        }
+        let next_arrival = pending.front().map(|x| x.0);
+        let t = match (next_arrival, p.poll_timeout()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).expect("stalled"),
+        };
+        now = t;
+        while pending.front().is_some_and(|x| x.0 <= now) {
+            let (_, seg) = pending.pop_front().unwrap();
+            if seg <= last {
+                data(p, now, seg, last, 0);
+            }
+        }
+        p.handle_timeout(now);
+    }
+    panic!("did not finish");
+}
+
+#[test]
+fn window_pipeline_fetches_in_order_and_grows() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    let end = run_lossless(&mut p, 99, 10);
+    let mut out = Vec::new();
+    while let Some(c) = p.poll_output() {
+        out.push(c[0]);
+    }
+    assert_eq!(out, (0..100u64).map(|s| s as u8).collect::<Vec<_>>());
+    let st = p.stats();
+    assert_eq!(st.segments_received, 100);
+    assert_eq!(st.bytes_received, 1000);
+    assert_eq!(st.retransmissions, 0);
+    // Slow start doubles per RTT: 100 segments take far fewer than 100 RTTs.
+    assert!(end < ms(100), "took {end:?}");
+    assert!(matches!(p.limit(), SendLimit::Window { interests } if interests > 16.0));
+    assert!((st.rtt_min_ms.unwrap() - 10.0).abs() < 1e-6);
+}
+
+#[test]
+fn window_is_enforced() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    let r = drain(&mut p, ms(0));
+    assert_eq!(r.len(), 2);
+    assert_eq!(p.in_flight(), 2);
+    data(&mut p, ms(5), 0, 1000, 0);
+    // cwnd 3, one in flight: two more.
+    assert_eq!(drain(&mut p, ms(5)).len(), 2);
+}
+
+#[test]
+fn marks_decrease_once_per_rtt() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    let mut now = ms(0);
+    // Grow the window to 10 first.
+    let mut sent = drain(&mut p, now);
+    while !matches!(p.limit(), SendLimit::Window { interests } if interests >= 10.0) {
+        now += Duration::from_millis(1);
+        let r = sent.remove(0);
+        data(&mut p, now, r.segment, 10_000, 0);
+        sent.extend(drain(&mut p, now));
+    }
+    // Three marked Data from the same window: one decrease.
+    for _ in 0..3 {
+        let r = sent.remove(0);
+        data(&mut p, now, r.segment, 10_000, 1);
+    }
+    let st = p.stats();
+    assert_eq!(st.congestion_marks, 3);
+    assert_eq!(st.mark_decreases, 1);
+    assert!(matches!(p.limit(), SendLimit::Window { interests } if (interests - 5.0).abs() < 1e-9));
+}
+
+#[test]
+fn ignore_marks_counts_without_decreasing() {
+    let cfg = PipelineConfig { ignore_marks: true, ..Default::default() };
+    let mut p = Pipeline::new(cfg, aimd());
+    drain(&mut p, ms(0));
+    data(&mut p, ms(1), 0, 100, 1);
+    let st = p.stats();
+    assert_eq!((st.congestion_marks, st.mark_decreases), (1, 0));
+    assert_eq!(p.limit(), SendLimit::Window { interests: 3.0 });
+}
+
+#[test]
+fn timeout_retransmits_with_backoff_and_karn() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    let r = drain(&mut p, ms(0));
+    assert_eq!(r.len(), 2);
+    // Initial RTO is 1 s.
+    assert_eq!(p.poll_timeout(), Some(ms(100))); // sample tick first
+    p.handle_timeout(ms(100));
+    assert_eq!(p.poll_timeout(), Some(ms(200)));
+    p.handle_timeout(ms(1000));
+    let st = p.stats();
+    assert_eq!(st.timeouts, 2);
+    // The window is already at its floor of 2: no decrease to count.
+    assert_eq!(st.timeout_decreases, 0);
+    assert_eq!(p.rtt().rto(), Duration::from_secs(2));
+    let r = drain(&mut p, ms(1000));
+    assert_eq!(r, vec![Request { segment: 0, retransmission: true }, Request { segment: 1, retransmission: true }]);
+    // A Data for a retransmitted Interest is not an RTT sample.
+    data(&mut p, ms(1005), 0, 1, 0);
+    assert_eq!(p.rtt().samples(), 0);
+    data(&mut p, ms(1006), 1, 1, 0);
+    assert!(p.is_done());
+    assert_eq!(p.stats().retransmissions, 2);
+}
+
+#[test]
+fn retry_limit_fails_the_fetch() {
+    let cfg = PipelineConfig { max_retries: Some(2), ..Default::default() };
+    let mut p = Pipeline::new(cfg, Box::new(TestRate(1000.0)));
+    let mut now = ms(0);
+    assert_eq!(p.poll_transmit(now).map(|r| r.segment), Some(0));
+    for _ in 0..10 {
+        now += Duration::from_secs(70);
+        p.handle_timeout(now);
+        while p.poll_transmit(now).is_some() {}
+        if p.error().is_some() {
+            break;
+        }
+    }
+    assert_eq!(p.error(), Some(&PipelineError::RetriesExhausted { segment: 0, retries: 2 }));
+    assert!(p.poll_transmit(now).is_none());
+}
+
+#[test]
+fn rate_pacing_spaces_interests() {
+    let mut p = Pipeline::new(PipelineConfig::default(), Box::new(TestRate(100.0)));
+    assert!(p.poll_transmit(ms(0)).is_some());
+    assert!(p.poll_transmit(ms(0)).is_none());
+    assert_eq!(p.poll_timeout(), Some(ms(10)));
+    assert!(p.poll_transmit(ms(10)).is_some());
+    // Over one second at 100/s, about 100 Interests leave.
+    let mut n = 2;
+    let mut t = 10;
+    while t < 1000 {
+        t += 1;
+        n += drain(&mut p, ms(t)).len();
+    }
+    assert!((99..=102).contains(&n), "sent {n}");
+}
+
+#[test]
+fn rate_pacer_catch_up_is_bounded() {
+    let cfg = PipelineConfig { max_burst: 4.0, ..Default::default() };
+    let mut p = Pipeline::new(cfg, Box::new(TestRate(1000.0)));
+    assert!(p.poll_transmit(ms(0)).is_some());
+    // Sleeping 100 ms does not release 100 Interests at once.
+    let n = drain(&mut p, ms(100)).len();
+    assert!((4..=6).contains(&n), "burst {n}");
+}
+
+#[test]
+fn congestion_nack_retransmits_and_no_route_fails() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    drain(&mut p, ms(0));
+    p.handle_nack(ms(1), 0, NackKind::Congestion, NackFeedback::default());
+    let st = p.stats();
+    assert_eq!((st.nacks, st.nacks_congestion), (1, 1));
+    assert_eq!(p.poll_transmit(ms(1)), Some(Request { segment: 0, retransmission: true }));
+    data(&mut p, ms(2), 0, 5, 0);
+    p.handle_nack(ms(3), 1, NackKind::NoRoute, NackFeedback::default());
+    assert_eq!(p.error(), Some(&PipelineError::Nack { segment: 1, reason: NackKind::NoRoute }));
+}
+
+#[test]
+fn nack_beyond_unknown_end_is_tolerated() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    drain(&mut p, ms(0)); // 0 and 1
+    p.handle_nack(ms(1), 1, NackKind::NoRoute, NackFeedback::default());
+    assert!(p.error().is_none());
+    data(&mut p, ms(2), 0, 0, 0);
+    assert!(p.is_done());
+    assert!(p.error().is_none());
+}
+
+#[test]
+fn final_block_cancels_later_segments() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    drain(&mut p, ms(0));
+    data(&mut p, ms(1), 0, 0, 0);
+    assert!(p.is_done());
+    assert_eq!(p.in_flight(), 0);
+    assert!(p.poll_transmit(ms(1)).is_none());
+    assert_eq!(p.poll_timeout(), None);
+}
+
+#[test]
+fn out_of_order_data_is_reassembled() {
+    let mut p = Pipeline::new(PipelineConfig::default(), Box::new(TestRate(1e6)));
+    drain(&mut p, ms(0));
+    let reqs = drain(&mut p, ms(1));
+    assert!(reqs.len() >= 4);
+    data(&mut p, ms(1), 2, 3, 0);
+    data(&mut p, ms(1), 1, 3, 0);
+    assert!(p.poll_output().is_none());
+    data(&mut p, ms(1), 0, 3, 0);
+    data(&mut p, ms(1), 3, 3, 0);
+    let got: Vec<u8> = std::iter::from_fn(|| p.poll_output()).map(|c| c[0]).collect();
+    assert_eq!(got, vec![0, 1, 2, 3]);
+    assert!(p.is_done());
+}
+
+#[test]
+fn reorder_window_bounds_requests() {
+    let cfg = PipelineConfig { max_reorder_segments: 5, ..Default::default() };
+    let mut p = Pipeline::new(cfg, Box::new(TestRate(1e9)));
+    drain(&mut p, ms(0));
+    assert_eq!(drain(&mut p, ms(1)).len(), 4);
+    data(&mut p, ms(1), 1, 100, 0);
+    assert!(drain(&mut p, ms(1)).is_empty(), "segment 0 still missing");
+    data(&mut p, ms(1), 0, 100, 0);
+    assert_eq!(drain(&mut p, ms(2)).len(), 2);
+}
+
+#[test]
+fn time_series_is_sampled() {
+    let mut p = Pipeline::new(PipelineConfig::default(), aimd());
+    run_lossless(&mut p, 399, 20);
+    let st = p.stats();
+    assert!(!st.series.is_empty());
+    let w: Vec<f64> = st.series.iter().filter_map(|s| s.window).collect();
+    assert!(w.windows(2).all(|x| x[1] >= x[0]), "window never shrinks without loss: {w:?}");
+    assert!(st.goodput_bps > 0.0);
+}
+
+proptest::proptest! {
+    /// Whatever the loss pattern, a completed fetch delivers every segment
+    /// exactly once and in order.
+    #[test]
+    fn delivery_is_exact_under_random_loss(seed in 0u64..1000, last in 0u64..60) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let cfg = PipelineConfig { max_retries: None, ..Default::default() };
+        let mut p = Pipeline::new(cfg, aimd());
+        let mut now = ms(0);
+        let mut pending: Vec<(Timestamp, u64)> = Vec::new();
+        for _ in 0..200_000 {
+            for r in drain(&mut p, now) {
+                if rng.random_bool(0.7) {
+                    let d = Duration::from_millis(rng.random_range(1..30));
+                    pending.push((now + d, r.segment));
+                }
+            }
+            if p.is_done() { break; }
+            pending.sort();
+            let t = match (pending.first().map(|x| x.0), p.poll_timeout()) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b).unwrap(),
+            };
+            now = t;
+            while pending.first().is_some_and(|x| x.0 <= now) {
+                let (_, seg) = pending.remove(0);
+                if seg <= last { data(&mut p, now, seg, last, 0); }
+            }
+            p.handle_timeout(now);
+        }
+        proptest::prop_assert!(p.is_done());
+        let got: Vec<u8> = std::iter::from_fn(|| p.poll_output()).map(|c| c[0]).collect();
+        proptest::prop_assert_eq!(got, (0..=last).map(|s| s as u8).collect::<Vec<_>>());
+    }
+}

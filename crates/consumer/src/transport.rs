@@ -1,0 +1,255 @@
+//! Client faces over Unix stream, TCP and UDP (tokio), with bare-TLV
+//! framing on streams (protocol.md §4).
+
+use bytes::{Buf, Bytes, BytesMut};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpStream, UdpSocket, UnixStream};
+use tokio::sync::mpsc;
+
+/// Largest packet accepted from a stream (NFD's limit is 8800; we allow more
+/// so that large segments from other producers still pass).
+pub const MAX_PACKET: usize = 65_536;
+
+/// Where the forwarder is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Unix(PathBuf),
+    Tcp(String),
+    Udp(String),
+}
+
+impl FromStr for Endpoint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let with_port = |a: &str| if a.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) && !a.ends_with(']') { a.to_string() } else { format!("{a}:6363") };
+        if let Some(p) = s.strip_prefix("unix://") {
+            if p.is_empty() {
+                return Err("unix:// needs a path, e.g. unix:///run/nfd/nfd.sock".into());
+            }
+            Ok(Endpoint::Unix(PathBuf::from(p)))
+        } else if let Some(a) = s.strip_prefix("tcp://").or_else(|| s.strip_prefix("tcp4://")).or_else(|| s.strip_prefix("tcp6://")) {
+            Ok(Endpoint::Tcp(with_port(a.trim_end_matches('/'))))
+        } else if let Some(a) = s.strip_prefix("udp://").or_else(|| s.strip_prefix("udp4://")).or_else(|| s.strip_prefix("udp6://")) {
+            Ok(Endpoint::Udp(with_port(a.trim_end_matches('/'))))
+        } else {
+            Err(format!("unsupported transport {s:?}: expected unix:///path, tcp://host:port or udp://host:port"))
+        }
+    }
+}
+
+/// The default face, as python-ndn/NDNts pick it: `NDN_CLIENT_TRANSPORT`,
+/// else `/run/nfd/nfd.sock`, falling back to `/run/nfd.sock` when only that exists.
+pub fn default_endpoint() -> Result<Endpoint, String> {
+    if let Ok(t) = std::env::var("NDN_CLIENT_TRANSPORT") {
+        if !t.is_empty() {
+            return t.parse();
+        }
+    }
+    let new = Path::new("/run/nfd/nfd.sock");
+    let old = Path::new("/run/nfd.sock");
+    Ok(Endpoint::Unix(if !new.exists() && old.exists() { old.into() } else { new.into() }))
+}
+
+/// Splits a byte stream into whole TLV elements.
+#[derive(Debug, Default)]
+pub struct StreamFramer {
+    buf: BytesMut,
+}
+
+/// A stream carried an element that cannot be framed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("TLV element of {0} bytes exceeds the {MAX_PACKET}-byte limit")]
+    TooLarge(u64),
+}
+
+fn varnum(b: &[u8]) -> Option<(u64, usize)> {
+    let first = *b.first()?;
+    let n = match first {
+        0..=252 => return Some((u64::from(first), 1)),
+        253 => 2,
+        254 => 4,
+        255 => 8,
+    };
+    let v = b.get(1..1 + n)?.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x));
+    Some((v, 1 + n))
+}
+
+impl StreamFramer {
+    /// Appends received bytes.
+    pub fn push(&mut self, data: &[u8]) {
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Space to read into directly (avoids a copy).
+    pub fn buffer_mut(&mut self) -> &mut BytesMut {
+        &mut self.buf
+    }
+
+    /// The next complete element, if buffered.
+    pub fn next_packet(&mut self) -> Result<Option<Bytes>, FrameError> {
+        let Some((_, tl)) = varnum(&self.buf) else { return Ok(None) };
+        let Some((len, ll)) = varnum(&self.buf[tl..]) else { return Ok(None) };
+        let total = (tl + ll) as u64 + len;
+        if total > MAX_PACKET as u64 {
+            return Err(FrameError::TooLarge(total));
+        }
+        let total = total as usize;
+        if self.buf.len() < total {
+            self.buf.reserve(total - self.buf.len());
+            return Ok(None);
+        }
+        Ok(Some(self.buf.split_to(total).freeze()))
+    }
+}
+
+enum Reader {
+    Stream(Box<dyn tokio::io::AsyncRead + Unpin + Send>, StreamFramer),
+    Udp(std::sync::Arc<UdpSocket>, Vec<u8>),
+}
+
+/// A connected face: receive with [`Face::recv`], send through [`Face::sender`].
+pub struct Face {
+    reader: Reader,
+    tx: mpsc::Sender<Bytes>,
+    writer: tokio::task::JoinHandle<io::Result<()>>,
+}
+
+/// Sends packets (one write or datagram per `Bytes`; a stream buffer may hold several TLVs).
+#[derive(Clone)]
+pub struct Sender(mpsc::Sender<Bytes>);
+
+impl Sender {
+    /// Queues bytes for the writer task.
+    pub async fn send(&self, b: Bytes) -> io::Result<()> {
+        self.0.send(b).await.map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "face closed"))
+    }
+}
+
+impl Face {
+    /// Connects to `ep`.
+    pub async fn connect(ep: &Endpoint) -> io::Result<Face> {
+        let (tx, mut rx) = mpsc::channel::<Bytes>(256);
+        match ep {
+            Endpoint::Unix(p) => {
+                let s = UnixStream::connect(p).await.map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {}: {e}", p.display())))?;
+                let (r, mut w) = s.into_split();
+                let writer = tokio::spawn(async move {
+                    while let Some(b) = rx.recv().await {
+                        w.write_all(&b).await?;
+                    }
+                    Ok(())
+                });
+                Ok(Face { reader: Reader::Stream(Box::new(r), StreamFramer::default()), tx, writer })
+            }
+            Endpoint::Tcp(a) => {
+                let s = TcpStream::connect(a).await.map_err(|e| io::Error::new(e.kind(), format!("cannot connect to tcp://{a}: {e}")))?;
+                s.set_nodelay(true)?;
+                let (r, mut w) = s.into_split();
+                let writer = tokio::spawn(async move {
+                    while let Some(b) = rx.recv().await {
+                        w.write_all(&b).await?;
+                    }
+                    Ok(())
+                });
+                Ok(Face { reader: Reader::Stream(Box::new(r), StreamFramer::default()), tx, writer })
+            }
+            Endpoint::Udp(a) => {
+                let remote = tokio::net::lookup_host(a).await?.next().ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("cannot resolve {a}")))?;
+                let local = if remote.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+                let s = std::sync::Arc::new(UdpSocket::bind(local).await?);
+                s.connect(remote).await?;
+                let ws = s.clone();
+                let writer = tokio::spawn(async move {
+                    while let Some(mut b) = rx.recv().await {
+                        // One TLV per datagram: split a batch back into elements.
+                        let mut f = StreamFramer::default();
+                        f.push(&b);
+                        b.advance(b.len());
+                        while let Ok(Some(p)) = f.next_packet() {
+                            ws.send(&p).await?;
+                        }
+                    }
+                    Ok(())
+                });
+                Ok(Face { reader: Reader::Udp(s, vec![0u8; MAX_PACKET]), tx, writer })
+            }
+        }
+    }
+
+    /// A handle to send packets.
+    pub fn sender(&self) -> Sender {
+        Sender(self.tx.clone())
+    }
+
+    /// Waits for at least one packet and appends every complete one to `out`.
+    /// `Ok(false)` means the forwarder closed the connection.
+    pub async fn recv(&mut self, out: &mut Vec<Bytes>) -> io::Result<bool> {
+        match &mut self.reader {
+            Reader::Stream(r, framer) => loop {
+                while let Some(p) = framer.next_packet().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))? {
+                    out.push(p);
+                }
+                if !out.is_empty() {
+                    return Ok(true);
+                }
+                let buf = framer.buffer_mut();
+                buf.reserve(256 * 1024);
+                if r.read_buf(buf).await? == 0 {
+                    return Ok(false);
+                }
+            },
+            Reader::Udp(s, buf) => {
+                let n = s.recv(buf).await?;
+                out.push(Bytes::copy_from_slice(&buf[..n]));
+                while let Ok(n) = s.try_recv(buf) {
+                    out.push(Bytes::copy_from_slice(&buf[..n]));
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Flushes queued packets and closes the sending side.
+    pub async fn close(self) -> io::Result<()> {
+        drop(self.tx);
+        match self.writer.await {
+            Ok(r) => r,
+            Err(e) => Err(io::Error::other(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framer_splits_back_to_back_and_partial_elements() {
+        let mut f = StreamFramer::default();
+        f.push(&[0x05, 0x02, 0xaa, 0xbb, 0x64, 0x00, 0x06]);
+        assert_eq!(f.next_packet().unwrap().unwrap().as_ref(), &[0x05, 0x02, 0xaa, 0xbb]);
+        assert_eq!(f.next_packet().unwrap().unwrap().as_ref(), &[0x64, 0x00]);
+        assert_eq!(f.next_packet().unwrap(), None);
+        f.push(&[0xfd, 0x01]);
+        assert_eq!(f.next_packet().unwrap(), None);
+        f.push(&[0x00]);
+        f.push(&vec![7u8; 256]);
+        let p = f.next_packet().unwrap().unwrap();
+        assert_eq!(p.len(), 4 + 256);
+        let mut g = StreamFramer::default();
+        g.push(&[0x06, 0xfe, 0x00, 0x10, 0x00, 0x00]);
+        assert!(matches!(g.next_packet(), Err(FrameError::TooLarge(_))));
+    }
+
+    #[test]
+    fn endpoints_parse() {
+        assert_eq!("unix:///tmp/x.sock".parse(), Ok(Endpoint::Unix("/tmp/x.sock".into())));
+        assert_eq!("udp://127.0.0.1:6363".parse(), Ok(Endpoint::Udp("127.0.0.1:6363".into())));
+        assert_eq!("tcp://localhost".parse(), Ok(Endpoint::Tcp("localhost:6363".into())));
+        assert!("http://x".parse::<Endpoint>().is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! Applying strategy decisions, and PIT entry finalisation.
+
+use bytes::Bytes;
+use cc_core::Timestamp;
+use icn_tlv::NackReason;
+
+use super::counters::DropReason;
+use super::face::FaceId;
+use super::forwarder::Forwarder;
+use super::name_table::ComponentEnds;
+use super::queue::{OutPacket, PacketKind};
+use super::strategy::{Action, IncomingInterest, NameScope};
+
+impl Forwarder {
+    pub(super) fn on_pit_expiry(&mut self, now: Timestamp, id: u32) {
+        let Some(entry) = self.pit.get(id) else {
+            return;
+        };
+        if let Some(ends) = ComponentEnds::parse(&entry.name_value) {
+            let slot = self
+                .strategy_table
+                .lpm(&ends, &entry.name_value)
+                .map(|(_, s)| *s);
+            if let Some(s) = slot
+                .and_then(|s| self.strategies.get_mut(s))
+                .and_then(Option::as_mut)
+            {
+                s.on_interest_timeout(now, entry);
+            }
+        }
+        self.counters.n_unsatisfied_interests += 1;
+        self.finalize(now, id, false);
+    }
+
+    /// Deletes a PIT entry, remembering its upstream nonces in the Dead
+    /// Nonce List (always when unsatisfied; when satisfied only for
+    /// MustBeFresh, as NFD does, since otherwise the CS answers a loop).
+    pub(super) fn finalize(&mut self, now: Timestamp, id: u32, satisfied: bool) {
+        let Some(entry) = self.pit.get(id) else {
+            return;
+        };
+        if !satisfied || entry.must_be_fresh {
+            for o in &entry.out_records {
+                if o.face != FaceId::INTERNAL {
+                    self.dnl.insert(now, &entry.name_value, o.nonce);
+                }
+            }
+        }
+        self.pit.remove(id);
+    }
+
+    /// Applies the strategy's actions for PIT entry `id`.
+    pub(super) fn apply_actions(
+        &mut self,
+        now: Timestamp,
+        id: u32,
+        incoming: &IncomingInterest,
+        mark: u64,
+        data: Option<&Bytes>,
+    ) {
+        let actions = core::mem::take(&mut self.scratch_actions);
+        let mut reject = false;
+        for a in &actions {
+            match *a {
+                Action::Forward { face } => self.forward_interest(now, id, face, incoming, mark),
+                Action::Nack { face, reason } => self.nack_downstream(now, id, face, reason, mark),
+                Action::NackAll { reason } => {
+                    let faces: Vec<FaceId> = self
+                        .pit
+                        .get(id)
+                        .map(|e| e.in_records.iter().map(|r| r.face).collect())
+                        .unwrap_or_default();
+                    for f in faces {
+                        self.nack_downstream(now, id, f, reason, mark);
+                    }
+                }
+                Action::SendData { face } => {
+                    let Some(wire) = data else { continue };
+                    let token = self
+                        .pit
+                        .get(id)
+                        .and_then(|e| e.in_record(face))
+                        .and_then(|r| r.pit_token.clone());
+                    if self
+                        .scratch_sent
+                        .iter()
+                        .any(|(f, t)| *f == face && *t == token)
+                    {
+                        continue;
+                    }
+                    self.scratch_sent.push((face, token.clone()));
+                    let pkt = OutPacket {
+                        kind: PacketKind::Data,
+                        wire: wire.clone(),
+                        pit_token: token,
+                        nack: None,
+                        congestion_mark: mark,
+                        enqueued_at: now,
+                    };
+                    self.send(now, face, pkt, incoming.scope);
+                }
+                Action::Reject => reject = true,
+            }
+        }
+        self.scratch_actions = actions;
+        self.scratch_actions.clear();
+        if reject || self.pit.get(id).is_some_and(|e| e.in_records.is_empty()) {
+            if self.pit.get(id).is_some() {
+                self.counters.n_unsatisfied_interests += 1;
+            }
+            self.finalize(now, id, false);
+        }
+    }
+
+    fn forward_interest(
+        &mut self,
+        now: Timestamp,
+        id: u32,
+        face: FaceId,
+        incoming: &IncomingInterest,
+        mark: u64,
+    ) {
+        let max_out = self.cfg.pit_max_out_records;
+        let Some(info) = self.faces.0.get(&face).map(|f| &f.info) else {
+            self.drop_packet(incoming.face, DropReason::FaceGone);
+            return;
+        };
+        let local = info.params.is_local();
+        if incoming.hop_limit == Some(0) && !local {
+            self.drop_packet(face, DropReason::HopLimit);
+            return;
+        }
+        let Some(entry) = self.pit.get_mut(id) else {
+            return;
+        };
+        let expiry = entry.expiry;
+        let nonce = incoming.nonce;
+        let n_out = entry.out_records.len();
+        match entry.out_records.iter_mut().find(|o| o.face == face) {
+            Some(o) => {
+                o.nonce = nonce;
+                o.last_sent = now;
+                o.expiry = expiry;
+                o.nack = None;
+            }
+            None if n_out < max_out => entry.out_records.push(super::pit::OutRecord {
+                face,
+                nonce,
+                last_sent: now,
+                expiry,
+                nack: None,
+            }),
+            None => {
+                self.drop_packet(face, DropReason::PitRecordsFull);
+                return;
+            }
+        }
+        let wire = entry.interest_wire.clone();
+        let pkt = OutPacket {
+            kind: PacketKind::Interest,
+            wire,
+            pit_token: None,
+            nack: None,
+            congestion_mark: mark,
+            enqueued_at: now,
+        };
+        self.send(now, face, pkt, incoming.scope);
+    }
+
+    fn nack_downstream(
+        &mut self,
+        now: Timestamp,
+        id: u32,
+        face: FaceId,
+        reason: NackReason,
+        mark: u64,
+    ) {
+        let Some(entry) = self.pit.get_mut(id) else {
+            return;
+        };
+        let Some(pos) = entry.in_records.iter().position(|r| r.face == face) else {
+            return;
+        };
+        let rec = entry.in_records.swap_remove(pos);
+        let pkt = OutPacket {
+            kind: PacketKind::Nack,
+            wire: rec.wire,
+            pit_token: rec.pit_token,
+            nack: Some(reason),
+            congestion_mark: mark,
+            enqueued_at: now,
+        };
+        self.send(now, face, pkt, NameScope::Global);
+    }
+}

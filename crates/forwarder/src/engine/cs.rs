@@ -1,0 +1,352 @@
+//! Content Store: bounded by packets and bytes, LRU replacement.
+//!
+//! Entries are keyed by the Data name's TLV-VALUE bytes in a B-tree. Because
+//! a name prefix is a byte prefix ending on a component boundary, all names
+//! under a prefix form one contiguous byte-ordered range: exact lookups and
+//! CanBePrefix lookups use the same tree. LRU order is an intrusive list over
+//! a slab, so a hit or an eviction allocates nothing.
+//!
+//! One entry per name: a newer Data with the same name replaces the old one.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use cc_core::{Duration, Timestamp};
+
+const NIL: u32 = u32::MAX;
+
+/// Most entries one CanBePrefix lookup inspects before giving up; bounds the
+/// work a single Interest can cause.
+const MAX_PREFIX_SCAN: usize = 256;
+
+#[derive(Debug, Clone)]
+struct Entry {
+    key: Bytes,
+    wire: Bytes,
+    fresh_until: Timestamp,
+    prev: u32,
+    next: u32,
+}
+
+/// What a CS lookup asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct CsQuery<'a> {
+    /// Interest name value, without a trailing implicit digest component.
+    pub name_value: &'a [u8],
+    /// CanBePrefix.
+    pub can_be_prefix: bool,
+    /// MustBeFresh.
+    pub must_be_fresh: bool,
+    /// Implicit digest the Data must have (last Interest name component).
+    pub implicit_digest: Option<[u8; 32]>,
+}
+
+/// Bounded LRU content store.
+#[derive(Debug, Clone)]
+pub struct ContentStore {
+    index: BTreeMap<Bytes, u32>,
+    slots: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    head: u32,
+    tail: u32,
+    bytes: usize,
+    max_packets: usize,
+    max_bytes: usize,
+}
+
+impl ContentStore {
+    /// Creates a store of at most `max_packets` Data and `max_bytes` wire bytes.
+    pub fn new(max_packets: usize, max_bytes: usize) -> Self {
+        ContentStore {
+            index: BTreeMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            bytes: 0,
+            max_packets,
+            max_bytes,
+        }
+    }
+
+    /// Number of Data stored.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Wire bytes stored.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn entry(&self, i: u32) -> Option<&Entry> {
+        self.slots.get(i as usize).and_then(Option::as_ref)
+    }
+
+    fn entry_mut(&mut self, i: u32) -> Option<&mut Entry> {
+        self.slots.get_mut(i as usize).and_then(Option::as_mut)
+    }
+
+    fn unlink(&mut self, i: u32) {
+        let Some((prev, next)) = self.entry(i).map(|e| (e.prev, e.next)) else {
+            return;
+        };
+        match self.entry_mut(prev) {
+            Some(p) => p.next = next,
+            None => self.head = next,
+        }
+        match self.entry_mut(next) {
+            Some(n) => n.prev = prev,
+            None => self.tail = prev,
+        }
+    }
+
+    fn push_front(&mut self, i: u32) {
+        let old = self.head;
+        if let Some(e) = self.entry_mut(i) {
+            e.prev = NIL;
+            e.next = old;
+        }
+        match self.entry_mut(old) {
+            Some(o) => o.prev = i,
+            None => self.tail = i,
+        }
+        self.head = i;
+    }
+
+    fn remove_slot(&mut self, i: u32) {
+        self.unlink(i);
+        if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
+            self.bytes -= e.wire.len();
+            self.index.remove(&e.key);
+            self.free.push(i);
+        }
+    }
+
+    /// Stores a Data (bare wire) under its name value. `freshness` absent or
+    /// zero makes it stale at once (still served to non-MustBeFresh Interests).
+    pub fn insert(
+        &mut self,
+        now: Timestamp,
+        name_value: Bytes,
+        wire: Bytes,
+        freshness: Option<Duration>,
+    ) {
+        if self.max_packets == 0 || wire.len() > self.max_bytes {
+            return;
+        }
+        let fresh_until = now + freshness.unwrap_or(Duration::ZERO);
+        if let Some(&i) = self.index.get(&name_value) {
+            self.remove_slot(i);
+        }
+        while self.index.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
+            let t = self.tail;
+            if t == NIL {
+                break;
+            }
+            self.remove_slot(t);
+        }
+        let entry = Entry {
+            key: name_value.clone(),
+            wire,
+            fresh_until,
+            prev: NIL,
+            next: NIL,
+        };
+        self.bytes += entry.wire.len();
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(entry);
+                i
+            }
+            None => {
+                self.slots.push(Some(entry));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.index.insert(name_value, i);
+        self.push_front(i);
+    }
+
+    /// Finds a Data satisfying the query; `digest_of` computes the implicit
+    /// digest of a stored wire (only called for digest queries).
+    pub fn find(
+        &mut self,
+        now: Timestamp,
+        q: &CsQuery<'_>,
+        mut digest_of: impl FnMut(&Bytes) -> Option<[u8; 32]>,
+    ) -> Option<Bytes> {
+        let usable = |e: &Entry, digest_of: &mut dyn FnMut(&Bytes) -> Option<[u8; 32]>| {
+            (!q.must_be_fresh || e.fresh_until > now)
+                && q.implicit_digest
+                    .is_none_or(|d| digest_of(&e.wire) == Some(d))
+        };
+        let found = if q.can_be_prefix && q.implicit_digest.is_none() {
+            let mut hit = None;
+            for (k, &i) in self
+                .index
+                .range::<[u8], _>((
+                    core::ops::Bound::Included(q.name_value),
+                    core::ops::Bound::Unbounded,
+                ))
+                .take(MAX_PREFIX_SCAN)
+            {
+                if !k.starts_with(q.name_value) {
+                    break;
+                }
+                if self.entry(i).is_some_and(|e| usable(e, &mut digest_of)) {
+                    hit = Some(i);
+                    break;
+                }
+            }
+            hit
+        } else {
+            let i = *self.index.get(q.name_value)?;
+            self.entry(i)
+                .is_some_and(|e| usable(e, &mut digest_of))
+                .then_some(i)
+        };
+        let i = found?;
+        self.unlink(i);
+        self.push_front(i);
+        self.entry(i).map(|e| e.wire.clone())
+    }
+
+    /// Removes every entry.
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.slots.clear();
+        self.free.clear();
+        self.head = NIL;
+        self.tail = NIL;
+        self.bytes = 0;
+    }
+
+    /// Checks internal consistency (tests).
+    #[cfg(test)]
+    fn check(&self) {
+        let mut n = 0;
+        let mut b = 0;
+        let mut i = self.head;
+        let mut prev = NIL;
+        while i != NIL {
+            let e = self.entry(i).expect("linked slot is live");
+            assert_eq!(e.prev, prev);
+            n += 1;
+            b += e.wire.len();
+            prev = i;
+            i = e.next;
+        }
+        assert_eq!(prev, self.tail);
+        assert_eq!(n, self.index.len());
+        assert_eq!(b, self.bytes);
+        assert!(n <= self.max_packets && b <= self.max_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(parts: &[&str]) -> Bytes {
+        let mut v = Vec::new();
+        for p in parts {
+            v.push(8);
+            v.push(p.len() as u8);
+            v.extend_from_slice(p.as_bytes());
+        }
+        Bytes::from(v)
+    }
+
+    fn q(name: &[u8], cbp: bool, mbf: bool) -> CsQuery<'_> {
+        CsQuery {
+            name_value: name,
+            can_be_prefix: cbp,
+            must_be_fresh: mbf,
+            implicit_digest: None,
+        }
+    }
+
+    #[test]
+    fn lru_evicts_least_recently_used_within_packet_bound() {
+        let mut cs = ContentStore::new(2, 1 << 20);
+        let t = Timestamp::ZERO;
+        cs.insert(t, n(&["a"]), Bytes::from_static(b"A"), None);
+        cs.insert(t, n(&["b"]), Bytes::from_static(b"B"), None);
+        assert!(cs.find(t, &q(&n(&["a"]), false, false), |_| None).is_some());
+        cs.insert(t, n(&["c"]), Bytes::from_static(b"C"), None);
+        cs.check();
+        assert!(cs.find(t, &q(&n(&["b"]), false, false), |_| None).is_none());
+        assert!(cs.find(t, &q(&n(&["a"]), false, false), |_| None).is_some());
+        assert!(cs.find(t, &q(&n(&["c"]), false, false), |_| None).is_some());
+    }
+
+    #[test]
+    fn byte_bound_evicts_and_oversize_is_refused() {
+        let mut cs = ContentStore::new(100, 10);
+        let t = Timestamp::ZERO;
+        cs.insert(t, n(&["a"]), Bytes::from(vec![0u8; 6]), None);
+        cs.insert(t, n(&["b"]), Bytes::from(vec![0u8; 6]), None);
+        cs.check();
+        assert_eq!(cs.len(), 1);
+        cs.insert(t, n(&["c"]), Bytes::from(vec![0u8; 11]), None);
+        assert_eq!(cs.len(), 1);
+        cs.check();
+    }
+
+    #[test]
+    fn must_be_fresh_respects_freshness_period() {
+        let mut cs = ContentStore::new(10, 1000);
+        let t0 = Timestamp::ZERO;
+        cs.insert(
+            t0,
+            n(&["a"]),
+            Bytes::from_static(b"A"),
+            Some(Duration::from_millis(100)),
+        );
+        cs.insert(t0, n(&["b"]), Bytes::from_static(b"B"), None);
+        let t1 = Timestamp::from_millis(50);
+        assert!(cs.find(t1, &q(&n(&["a"]), false, true), |_| None).is_some());
+        assert!(cs.find(t1, &q(&n(&["b"]), false, true), |_| None).is_none());
+        assert!(cs
+            .find(t1, &q(&n(&["b"]), false, false), |_| None)
+            .is_some());
+        let t2 = Timestamp::from_millis(100);
+        assert!(cs.find(t2, &q(&n(&["a"]), false, true), |_| None).is_none());
+    }
+
+    #[test]
+    fn can_be_prefix_matches_only_on_component_boundaries() {
+        let mut cs = ContentStore::new(10, 1000);
+        let t = Timestamp::ZERO;
+        cs.insert(t, n(&["ab", "x"]), Bytes::from_static(b"ABX"), None);
+        cs.insert(t, n(&["a", "b", "c"]), Bytes::from_static(b"ABC"), None);
+        assert_eq!(
+            cs.find(t, &q(&n(&["a", "b"]), true, false), |_| None),
+            Some(Bytes::from_static(b"ABC"))
+        );
+        assert!(cs
+            .find(t, &q(&n(&["a", "b"]), false, false), |_| None)
+            .is_none());
+        assert!(cs
+            .find(t, &q(&n(&["a", "bb"]), true, false), |_| None)
+            .is_none());
+    }
+
+    #[test]
+    fn digest_query_checks_digest() {
+        let mut cs = ContentStore::new(10, 1000);
+        let t = Timestamp::ZERO;
+        cs.insert(t, n(&["a"]), Bytes::from_static(b"A"), None);
+        let key = n(&["a"]);
+        let mut query = q(&key, false, false);
+        query.implicit_digest = Some([7; 32]);
+        assert!(cs.find(t, &query, |_| Some([7; 32])).is_some());
+        assert!(cs.find(t, &query, |_| Some([8; 32])).is_none());
+    }
+}

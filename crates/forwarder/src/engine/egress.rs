@@ -1,0 +1,152 @@
+//! Egress: queueing, pacing at the configured capacity, LP encoding and
+//! fragmentation, and `poll_transmit`.
+
+use bytes::Bytes;
+use cc_core::Timestamp;
+use icn_tlv::{fragment, LpPacket};
+
+use super::api::Transmit;
+use super::counters::DropReason;
+use super::face::FaceId;
+use super::forwarder::{transmit, Face, Forwarder};
+use super::queue::{OutPacket, PacketKind, QueueView};
+use super::strategy::NameScope;
+
+impl Forwarder {
+    /// Queues a packet on `face`, enforcing `/localhost` scope.
+    pub(super) fn send(&mut self, now: Timestamp, face: FaceId, pkt: OutPacket, scope: NameScope) {
+        let Some(f) = self.faces.0.get_mut(&face) else {
+            self.counters.drops.add(DropReason::FaceGone);
+            return;
+        };
+        if scope == NameScope::Localhost && !f.info.params.is_local() {
+            self.drop_packet(face, DropReason::LocalhostScope);
+            return;
+        }
+        let kind = pkt.kind;
+        let mut view = QueueView {
+            face,
+            stats: f.info.queue,
+            capacity_bps: f.info.params.capacity_bps,
+        };
+        let res = f.queues.enqueue(now, pkt, &mut view);
+        f.info.queue = view.stats;
+        if let Err(reason) = res {
+            self.drop_packet(face, reason);
+            return;
+        }
+        let c = &mut f.info.counters;
+        match kind {
+            PacketKind::Interest => {
+                c.n_out_interests += 1;
+                self.counters.n_out_interests += 1;
+            }
+            PacketKind::Data => {
+                c.n_out_data += 1;
+                self.counters.n_out_data += 1;
+            }
+            PacketKind::Nack => {
+                c.n_out_nacks += 1;
+                self.counters.n_out_nacks += 1;
+            }
+        }
+        if !f.in_active {
+            f.in_active = true;
+            self.active.push_back(face);
+        }
+    }
+
+    /// Returns the next frame to put on a transport at `now`, or `None` when
+    /// every face is empty or held by pacing/shaping until a later time
+    /// (reported by [`Forwarder::poll_timeout`]).
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
+        for _ in 0..self.active.len() {
+            let id = self.active.pop_front()?;
+            let Some(f) = self.faces.0.get_mut(&id) else {
+                continue;
+            };
+            if f.next_tx_at > now {
+                self.active.push_back(id);
+                continue;
+            }
+            let frame = match f.ready.pop_front() {
+                Some(fr) => Some(fr),
+                None => next_frame(now, f, &mut self.counters.drops),
+            };
+            f.info.queue.ready_frames = f.ready.len();
+            let more = !f.ready.is_empty() || !f.queues.is_empty();
+            if more {
+                self.active.push_back(id);
+            } else {
+                f.in_active = false;
+            }
+            if let Some(bytes) = frame {
+                let len = bytes.len() as u64;
+                f.info.counters.n_out_bytes += len;
+                f.info.counters.n_out_frames += 1;
+                if let Some(bps) = f.info.params.capacity_bps.filter(|b| *b > 0) {
+                    let ns = (len * 8).saturating_mul(1_000_000_000) / bps;
+                    f.next_tx_at = f.next_tx_at.max(now) + core::time::Duration::from_nanos(ns);
+                }
+                return Some(transmit(id, bytes));
+            }
+        }
+        None
+    }
+}
+
+/// Dequeues one packet of `f` and encodes it; fragments beyond the first go
+/// to `f.ready`.
+fn next_frame(
+    now: Timestamp,
+    f: &mut Face,
+    drops: &mut super::counters::DropCounters,
+) -> Option<Bytes> {
+    loop {
+        let mut view = QueueView {
+            face: f.info.id,
+            stats: f.info.queue,
+            capacity_bps: f.info.params.capacity_bps,
+        };
+        let pkt = f.queues.dequeue(now, &mut view);
+        f.info.queue = view.stats;
+        let pkt = pkt?;
+        if pkt.congestion_mark > 0 && pkt.kind != PacketKind::Interest {
+            f.info.counters.n_out_marked += 1;
+        }
+        let params = &f.info.params;
+        let lp = LpPacket {
+            pit_token: pkt.pit_token,
+            nack: pkt.nack,
+            congestion_mark: (pkt.congestion_mark > 0).then_some(pkt.congestion_mark),
+            incoming_face_id: (params.local_fields && params.is_local()).then_some(f.info.id.0),
+            ..LpPacket::from_fragment(pkt.wire)
+        };
+        let encoded_len = lp.encoded_len();
+        match params.mtu {
+            Some(mtu) if encoded_len > mtu => match fragment(&lp, mtu, &mut f.lp_seq) {
+                Ok(frames) => {
+                    let mut it = frames.into_iter();
+                    let first = it.next();
+                    f.ready.extend(it);
+                    if first.is_some() {
+                        return first;
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(face = f.info.id.0, error = %e, "drop: cannot fragment");
+                    drops.add(DropReason::TooLarge);
+                    f.info.counters.drops.add(DropReason::TooLarge);
+                }
+            },
+            _ => {
+                return Some(if lp.is_bare() {
+                    lp.fragment.unwrap_or_default()
+                } else {
+                    lp.encode()
+                });
+            }
+        }
+    }
+}

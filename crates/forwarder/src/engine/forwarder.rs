@@ -1,0 +1,469 @@
+//! The forwarder: tables, faces and the quinn-proto style driving API.
+//!
+//! # Call order
+//!
+//! The owner (daemon shell or test harness) feeds inputs and drains outputs:
+//!
+//! 1. `handle_packet(now, face, bytes)` for every received frame, and
+//!    `handle_timeout(now)` once `now >= poll_timeout()`;
+//! 2. then `poll_transmit(now)` until it returns `None`, putting each
+//!    [`Transmit`] on its face's transport;
+//! 3. then `poll_event()` until `None` (management Interests);
+//! 4. finally re-arm one timer at `poll_timeout()`.
+//!
+//! Nothing inside reads a clock, touches a socket or uses a global RNG; given
+//! the same seed and inputs the engine produces the same outputs.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use bytes::Bytes;
+use cc_core::Timestamp;
+use icn_tlv::{Name, Reassembler};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use super::api::{EngineConfig, EngineError, EngineEvent, Transmit};
+use super::counters::{DropReason, ForwarderCounters};
+use super::cs::ContentStore;
+use super::dead_nonce::DeadNonceList;
+use super::face::{FaceId, FaceInfo, FaceParams, QueueStats};
+use super::fib::{Fib, FibError};
+use super::hash::SeededState;
+use super::name_table::{PrefixTable, TableInsertError};
+use super::pit::Pit;
+use super::queue::{DataAqm, EgressQueues, InterestShaper};
+use super::strategy::{
+    builtin_factory, Action, FaceLookup, Strategy, StrategyFactory, StrategyName,
+};
+
+/// Engine-side state of one face.
+pub(super) struct Face {
+    pub(super) info: FaceInfo,
+    pub(super) queues: EgressQueues,
+    /// Encoded frames (fragments of one packet) waiting for release.
+    pub(super) ready: VecDeque<Bytes>,
+    /// Pacing: earliest time the next frame may leave.
+    pub(super) next_tx_at: Timestamp,
+    pub(super) in_active: bool,
+    pub(super) reassembler: Option<Reassembler>,
+    pub(super) reassembly_deadline: Option<Timestamp>,
+    pub(super) lp_seq: u64,
+}
+
+/// The face table, ordered by id (datasets list faces in id order).
+#[derive(Default)]
+pub(super) struct FaceTable(pub(super) BTreeMap<FaceId, Face>);
+
+impl FaceLookup for FaceTable {
+    fn face_info(&self, id: FaceId) -> Option<&FaceInfo> {
+        self.0.get(&id).map(|f| &f.info)
+    }
+}
+
+/// The sans-IO NDN forwarding engine.
+pub struct Forwarder {
+    pub(super) cfg: EngineConfig,
+    pub(super) rng: SmallRng,
+    pub(super) faces: FaceTable,
+    pub(super) next_face_id: u64,
+    /// Faces with queued output, served round robin.
+    pub(super) active: VecDeque<FaceId>,
+    pub(super) fib: Fib,
+    pub(super) pit: Pit,
+    pub(super) cs: ContentStore,
+    pub(super) dnl: DeadNonceList,
+    pub(super) strategies: Vec<Option<Box<dyn Strategy>>>,
+    pub(super) strategy_table: PrefixTable<usize>,
+    pub(super) factories: Vec<StrategyFactory>,
+    pub(super) events: VecDeque<EngineEvent>,
+    pub(super) counters: ForwarderCounters,
+    pub(super) scratch_actions: Vec<Action>,
+    pub(super) scratch_ids: Vec<u32>,
+    pub(super) scratch_sent: Vec<(FaceId, Option<Bytes>)>,
+}
+
+impl core::fmt::Debug for Forwarder {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Forwarder")
+            .field("faces", &self.faces.0.len())
+            .field("fib", &self.fib.len())
+            .field("pit", &self.pit.len())
+            .field("cs", &self.cs.len())
+            .finish()
+    }
+}
+
+impl Forwarder {
+    /// Creates an engine. `rng_seed` seeds nonces, strategy randomness and
+    /// table hashing; pass a random value in production, a constant in tests.
+    pub fn new(cfg: EngineConfig, rng_seed: u64) -> Self {
+        let hasher = SeededState::new(rng_seed);
+        let mut fwd = Forwarder {
+            rng: SmallRng::seed_from_u64(rng_seed),
+            faces: FaceTable::default(),
+            next_face_id: FaceId::FIRST_ORDINARY,
+            active: VecDeque::new(),
+            fib: Fib::new(cfg.fib_max_entries, cfg.fib_max_nexthops, hasher),
+            pit: Pit::new(cfg.pit_max_entries, hasher),
+            cs: ContentStore::new(cfg.cs_max_packets, cfg.cs_max_bytes),
+            dnl: DeadNonceList::new(cfg.dead_nonce_max, cfg.dead_nonce_lifetime, hasher),
+            strategies: Vec::new(),
+            strategy_table: PrefixTable::new(cfg.strategy_max_entries.max(1), hasher),
+            factories: vec![builtin_factory],
+            events: VecDeque::new(),
+            counters: ForwarderCounters::default(),
+            scratch_actions: Vec::new(),
+            scratch_ids: Vec::new(),
+            scratch_sent: Vec::new(),
+            cfg,
+        };
+        let default = StrategyName::parse(&fwd.cfg.default_strategy)
+            .filter(|n| fwd.instantiate(n).is_some())
+            .unwrap_or_else(StrategyName::best_route);
+        if fwd.set_strategy(&Name::root(), &default).is_err() {
+            // The built-in best-route always instantiates; keep going with an
+            // empty table rather than panic (every Interest then gets NoRoute).
+            tracing::debug!("default strategy could not be installed");
+        }
+        fwd.refresh_gauges();
+        fwd
+    }
+
+    /// The configuration the engine was built with.
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    // ----- faces -----
+
+    /// Adds a face and returns its id (ids are never reused).
+    pub fn add_face(&mut self, now: Timestamp, params: FaceParams) -> FaceId {
+        let id = FaceId(self.next_face_id);
+        self.next_face_id += 1;
+        let reassembler = params.mtu.map(|_| {
+            Reassembler::new(self.cfg.reassembly_max_partial, self.cfg.reassembly_timeout)
+        });
+        let face = Face {
+            info: FaceInfo {
+                id,
+                params,
+                counters: Default::default(),
+                queue: QueueStats::default(),
+            },
+            queues: EgressQueues::new(self.cfg.queue),
+            ready: VecDeque::new(),
+            next_tx_at: now,
+            in_active: false,
+            reassembler,
+            reassembly_deadline: None,
+            lp_seq: self.rng_u64(),
+        };
+        self.faces.0.insert(id, face);
+        id
+    }
+
+    /// Removes a face: its queues are dropped and its FIB next hops removed.
+    /// PIT records naming it lapse at their expiry.
+    pub fn remove_face(&mut self, now: Timestamp, face: FaceId) {
+        let _ = now;
+        if let Some(mut f) = self.faces.0.remove(&face) {
+            let n = f.queues.clear() + f.ready.len();
+            for _ in 0..n {
+                self.counters.drops.add(DropReason::FaceGone);
+            }
+        }
+        self.fib.remove_face(face);
+        self.refresh_gauges();
+    }
+
+    /// A face's properties, counters and queue occupancy.
+    pub fn face(&self, face: FaceId) -> Option<&FaceInfo> {
+        self.faces.0.get(&face).map(|f| &f.info)
+    }
+
+    /// All faces in id order.
+    pub fn faces(&self) -> impl Iterator<Item = (FaceId, &FaceInfo)> {
+        self.faces.0.iter().map(|(id, f)| (*id, &f.info))
+    }
+
+    /// Changes a face's pacing capacity (None = unpaced).
+    pub fn set_face_capacity_bps(
+        &mut self,
+        face: FaceId,
+        bps: Option<u64>,
+    ) -> Result<(), EngineError> {
+        let f = self
+            .faces
+            .0
+            .get_mut(&face)
+            .ok_or(EngineError::UnknownFace(face))?;
+        f.info.params.capacity_bps = bps;
+        Ok(())
+    }
+
+    /// Attaches an Interest shaper/scheduler to a face.
+    pub fn set_face_shaper(
+        &mut self,
+        face: FaceId,
+        shaper: Box<dyn InterestShaper>,
+    ) -> Result<(), EngineError> {
+        let f = self
+            .faces
+            .0
+            .get_mut(&face)
+            .ok_or(EngineError::UnknownFace(face))?;
+        f.queues.shaper = shaper;
+        Ok(())
+    }
+
+    /// Attaches a Data-queue AQM to a face.
+    pub fn set_face_aqm(&mut self, face: FaceId, aqm: Box<dyn DataAqm>) -> Result<(), EngineError> {
+        let f = self
+            .faces
+            .0
+            .get_mut(&face)
+            .ok_or(EngineError::UnknownFace(face))?;
+        f.queues.aqm = aqm;
+        Ok(())
+    }
+
+    // ----- FIB -----
+
+    /// Adds (or re-costs) a next hop for `prefix`.
+    pub fn fib_add_nexthop(
+        &mut self,
+        prefix: &Name,
+        face: FaceId,
+        cost: u64,
+    ) -> Result<(), EngineError> {
+        if !self.faces.0.contains_key(&face) {
+            return Err(EngineError::UnknownFace(face));
+        }
+        let r = self
+            .fib
+            .add_nexthop(prefix.value(), face, cost)
+            .map_err(|e| match e {
+                FibError::Full => EngineError::FibFull,
+                FibError::TooManyNextHops => EngineError::TooManyNextHops,
+                FibError::BadPrefix => EngineError::BadPrefix,
+            });
+        self.refresh_gauges();
+        r
+    }
+
+    /// Removes a next hop; the entry disappears with its last next hop.
+    pub fn fib_remove_nexthop(&mut self, prefix: &Name, face: FaceId) {
+        self.fib.remove_nexthop(prefix.value(), face);
+        self.refresh_gauges();
+    }
+
+    /// FIB entries as (prefix, [(face, cost)]), cheapest next hop first.
+    pub fn fib_entries(&self) -> impl Iterator<Item = (Name, Vec<(FaceId, u64)>)> + '_ {
+        self.fib.iter().filter_map(|(k, e)| {
+            let name = Name::from_value(k.clone()).ok()?;
+            Some((
+                name,
+                e.nexthops().iter().map(|n| (n.face, n.cost)).collect(),
+            ))
+        })
+    }
+
+    // ----- strategies -----
+
+    /// Registers an extra strategy factory (consulted before the built-ins).
+    pub fn register_strategy_factory(&mut self, f: StrategyFactory) {
+        self.factories.insert(0, f);
+    }
+
+    fn instantiate(&self, name: &StrategyName) -> Option<Box<dyn Strategy>> {
+        self.factories.iter().find_map(|f| f(name))
+    }
+
+    /// Chooses the strategy for `prefix` (a versionless name picks the
+    /// latest version).
+    pub fn set_strategy(
+        &mut self,
+        prefix: &Name,
+        strategy: &StrategyName,
+    ) -> Result<(), EngineError> {
+        let inst = self
+            .instantiate(strategy)
+            .ok_or_else(|| EngineError::UnknownStrategy(strategy.to_string()))?;
+        let key = prefix.value().clone();
+        if let Some(&slot) = self.strategy_table.get(&key) {
+            self.strategies[slot] = Some(inst);
+            return Ok(());
+        }
+        let slot = match self.strategies.iter().position(Option::is_none) {
+            Some(s) => s,
+            None => {
+                self.strategies.push(None);
+                self.strategies.len() - 1
+            }
+        };
+        match self.strategy_table.get_or_insert_with(&key, || slot) {
+            Ok(_) => {
+                self.strategies[slot] = Some(inst);
+                self.refresh_gauges();
+                Ok(())
+            }
+            Err(TableInsertError::Full) => Err(EngineError::StrategyTableFull),
+            Err(TableInsertError::BadPrefix) => Err(EngineError::BadPrefix),
+        }
+    }
+
+    /// Removes the strategy choice for `prefix` (not allowed for `/`).
+    pub fn unset_strategy(&mut self, prefix: &Name) {
+        if prefix.is_empty() {
+            return;
+        }
+        if let Some(slot) = self.strategy_table.remove(prefix.value()) {
+            if let Some(s) = self.strategies.get_mut(slot) {
+                *s = None;
+            }
+        }
+        self.refresh_gauges();
+    }
+
+    /// Strategy choices as (prefix, strategy name with version).
+    pub fn strategy_choices(&self) -> impl Iterator<Item = (Name, StrategyName)> + '_ {
+        self.strategy_table.iter().filter_map(|(k, slot)| {
+            let s = self.strategies.get(*slot)?.as_ref()?;
+            Some((Name::from_value(k.clone()).ok()?, s.name().clone()))
+        })
+    }
+
+    /// The strategy in effect for a name (longest-prefix match).
+    pub fn effective_strategy(&self, name: &Name) -> Option<StrategyName> {
+        let ends = super::name_table::ComponentEnds::parse(name.value())?;
+        let (_, slot) = self.strategy_table.lpm(&ends, name.value())?;
+        Some(self.strategies.get(*slot)?.as_ref()?.name().clone())
+    }
+
+    // ----- outputs and status -----
+
+    /// Forwarder-wide counters (NFD `status/general` numbers plus drops).
+    pub fn counters(&self) -> &ForwarderCounters {
+        &self.counters
+    }
+
+    /// Next engine event (management Interests).
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<EngineEvent> {
+        self.events.pop_front()
+    }
+
+    /// Earliest time `handle_timeout` or `poll_transmit` has work.
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        let mut t = self.pit.next_expiry();
+        let mut take = |x: Timestamp| t = Some(t.map_or(x, |y| y.min(x)));
+        for f in self.faces.0.values() {
+            if let Some(d) = f.reassembly_deadline {
+                take(d);
+            }
+            let eligible = if f.ready.is_empty() {
+                f.queues.next_eligible()
+            } else {
+                Some(Timestamp::ZERO)
+            };
+            if let Some(e) = eligible {
+                take(e.max(f.next_tx_at));
+            }
+        }
+        t
+    }
+
+    /// Expires PIT entries and partial reassemblies due at `now`.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        while let Some(id) = self.pit.pop_expired(now) {
+            self.on_pit_expiry(now, id);
+        }
+        self.dnl.expire(now);
+        for f in self.faces.0.values_mut() {
+            if f.reassembly_deadline.is_some_and(|d| d <= now) {
+                if let Some(r) = f.reassembler.as_mut() {
+                    let expired = r.expire(now.as_nanos());
+                    f.info.counters.drops_reassembly_timeout(expired);
+                    f.reassembly_deadline = r.next_deadline_ns().map(Timestamp::from_nanos);
+                } else {
+                    f.reassembly_deadline = None;
+                }
+            }
+        }
+        self.refresh_gauges();
+    }
+
+    pub(super) fn refresh_gauges(&mut self) {
+        let c = &mut self.counters;
+        c.n_fib_entries = self.fib.len() as u64;
+        c.n_pit_entries = self.pit.len() as u64;
+        c.n_cs_entries = self.cs.len() as u64;
+        c.n_name_tree_entries =
+            (self.fib.len() + self.pit.len() + self.strategy_table.len()) as u64;
+    }
+
+    pub(super) fn rng_u64(&mut self) -> u64 {
+        rand::Rng::random(&mut self.rng)
+    }
+
+    /// Counts a drop, globally and on the face.
+    pub(super) fn drop_packet(&mut self, face: FaceId, reason: DropReason) {
+        self.counters.drops.add(reason);
+        if let Some(f) = self.faces.0.get_mut(&face) {
+            f.info.counters.drops.add(reason);
+        }
+    }
+
+    /// Number of bytes in the Content Store (for status output).
+    pub fn cs_bytes(&self) -> usize {
+        self.cs.bytes()
+    }
+
+    /// Checks table bounds and internal consistency; used by tests and the
+    /// property test. Returns a description of the first violation.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if self.pit.len() > self.cfg.pit_max_entries {
+            return Err(format!(
+                "PIT {} > {}",
+                self.pit.len(),
+                self.cfg.pit_max_entries
+            ));
+        }
+        if self.pit.ids().count() != self.pit.len() {
+            return Err("PIT live count mismatch".into());
+        }
+        for id in self.pit.ids() {
+            let Some(e) = self.pit.get(id) else { continue };
+            if e.in_records.len() > self.cfg.pit_max_in_records
+                || e.out_records.len() > self.cfg.pit_max_out_records
+            {
+                return Err("PIT records over bound".into());
+            }
+        }
+        if self.cs.len() > self.cfg.cs_max_packets || self.cs.bytes() > self.cfg.cs_max_bytes {
+            return Err("CS over bound".into());
+        }
+        if self.dnl.len() > self.cfg.dead_nonce_max {
+            return Err("DNL over bound".into());
+        }
+        if self.events.len() > self.cfg.max_pending_events {
+            return Err("event queue over bound".into());
+        }
+        for f in self.faces.0.values() {
+            let q = f.info.queue;
+            if q.interest_packets > self.cfg.queue.max_packets
+                || q.data_packets > self.cfg.queue.max_packets
+                || q.interest_bytes > self.cfg.queue.max_bytes
+                || q.data_bytes > self.cfg.queue.max_bytes
+            {
+                return Err(format!("face {} queue over bound", f.info.id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes a [`Transmit`].
+pub(super) fn transmit(face: FaceId, bytes: Bytes) -> Transmit {
+    Transmit { face, bytes }
+}

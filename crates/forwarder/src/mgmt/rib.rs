@@ -1,0 +1,376 @@
+//! The RIB: routes by (prefix, face, origin) with cost, flags and expiry,
+//! and the RIB→FIB computation (ChildInherit / Capture as NFD does it).
+//!
+//! The RIB never touches the engine; every change returns the FIB next-hop
+//! updates to apply, so it is tested on its own.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use cc_core::Timestamp;
+use icn_tlv::Name;
+
+/// Route flag: descendants inherit this route.
+pub const CHILD_INHERIT: u64 = 1;
+/// Route flag: descendants do not inherit routes from ancestors of this entry.
+pub const CAPTURE: u64 = 2;
+/// Route origins (§3.9).
+pub const ORIGIN_APP: u64 = 0;
+pub const ORIGIN_STATIC: u64 = 255;
+/// NFD's name depth limit for FIB/RIB entries.
+pub const MAX_NAME_DEPTH: usize = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    pub face: u64,
+    pub origin: u64,
+    pub cost: u64,
+    pub flags: u64,
+    pub expires: Option<Timestamp>,
+}
+
+/// A FIB next-hop change that the RIB asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FibUpdate {
+    Add { prefix: Name, face: u64, cost: u64 },
+    Remove { prefix: Name, face: u64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RibError {
+    #[error("prefix longer than {MAX_NAME_DEPTH} components")]
+    TooDeep,
+    #[error("RIB full ({0} routes)")]
+    Full(usize),
+}
+
+/// Bounded routing information base.
+#[derive(Debug, Default)]
+pub struct Rib {
+    entries: BTreeMap<Name, Vec<Route>>,
+    installed: BTreeMap<Name, Vec<(u64, u64)>>,
+    n_routes: usize,
+    max_routes: usize,
+}
+
+impl Rib {
+    pub fn new(max_routes: usize) -> Self {
+        Rib {
+            max_routes,
+            ..Default::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.n_routes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n_routes == 0
+    }
+
+    /// Entries in canonical name order.
+    pub fn entries(&self) -> impl Iterator<Item = (&Name, &[Route])> {
+        self.entries.iter().map(|(n, r)| (n, r.as_slice()))
+    }
+
+    /// Adds or replaces the route for (prefix, face, origin).
+    pub fn insert(&mut self, prefix: Name, route: Route) -> Result<Vec<FibUpdate>, RibError> {
+        if prefix.len() > MAX_NAME_DEPTH {
+            return Err(RibError::TooDeep);
+        }
+        let routes = self.entries.entry(prefix.clone()).or_default();
+        if let Some(r) = routes
+            .iter_mut()
+            .find(|r| r.face == route.face && r.origin == route.origin)
+        {
+            *r = route;
+        } else {
+            if self.n_routes >= self.max_routes {
+                if routes.is_empty() {
+                    self.entries.remove(&prefix);
+                }
+                return Err(RibError::Full(self.max_routes));
+            }
+            routes.push(route);
+            self.n_routes += 1;
+        }
+        Ok(self.recompute(&prefix))
+    }
+
+    /// Removes the route for (prefix, face, origin); no-op if absent.
+    pub fn remove(&mut self, prefix: &Name, face: u64, origin: u64) -> Vec<FibUpdate> {
+        self.remove_where(|n, r| n == prefix && r.face == face && r.origin == origin)
+    }
+
+    /// Removes every route via `face` (the face went away).
+    pub fn remove_face(&mut self, face: u64) -> Vec<FibUpdate> {
+        self.remove_where(|_, r| r.face == face)
+    }
+
+    /// Removes every route of `origin` (used to replace static routes on reload).
+    pub fn remove_origin(&mut self, origin: u64) -> Vec<FibUpdate> {
+        self.remove_where(|_, r| r.origin == origin)
+    }
+
+    /// Drops routes whose expiry is at or before `now`.
+    pub fn expire(&mut self, now: Timestamp) -> Vec<FibUpdate> {
+        self.remove_where(|_, r| r.expires.is_some_and(|t| t <= now))
+    }
+
+    /// The earliest route expiry.
+    pub fn next_expiry(&self) -> Option<Timestamp> {
+        self.entries
+            .values()
+            .flat_map(|rs| rs.iter().filter_map(|r| r.expires))
+            .min()
+    }
+
+    fn remove_where(&mut self, pred: impl Fn(&Name, &Route) -> bool) -> Vec<FibUpdate> {
+        let mut touched = Vec::new();
+        for (name, routes) in self.entries.iter_mut() {
+            let before = routes.len();
+            routes.retain(|r| !pred(name, r));
+            if routes.len() != before {
+                self.n_routes -= before - routes.len();
+                touched.push(name.clone());
+            }
+        }
+        self.entries.retain(|_, r| !r.is_empty());
+        let mut out = Vec::new();
+        // Recompute each touched subtree once (ancestors first covers descendants).
+        let mut done: Vec<Name> = Vec::new();
+        for n in touched {
+            if done.iter().any(|d| d.is_prefix_of(&n)) {
+                continue;
+            }
+            out.extend(self.recompute(&n));
+            done.push(n);
+        }
+        out
+    }
+
+    /// Next hops the FIB should hold for an existing RIB entry.
+    fn desired(&self, name: &Name) -> Vec<(u64, u64)> {
+        let mut hops: Vec<(u64, u64)> = Vec::new();
+        let mut capture = false;
+        if let Some(own) = self.entries.get(name) {
+            for r in own {
+                upsert_min(&mut hops, r.face, r.cost);
+                capture |= r.flags & CAPTURE != 0;
+            }
+        }
+        if !capture {
+            let mut own_faces: Vec<u64> = hops.iter().map(|h| h.0).collect();
+            for len in (0..name.len()).rev() {
+                let Some(anc) = self.entries.get(&name.prefix(len)) else {
+                    continue;
+                };
+                for r in anc.iter().filter(|r| r.flags & CHILD_INHERIT != 0) {
+                    if !own_faces.contains(&r.face) {
+                        upsert_min(&mut hops, r.face, r.cost);
+                    }
+                }
+                own_faces = hops.iter().map(|h| h.0).collect();
+                if anc.iter().any(|r| r.flags & CAPTURE != 0) {
+                    break;
+                }
+            }
+        }
+        hops.sort_unstable();
+        hops
+    }
+
+    /// Recomputes FIB next hops for `prefix` and every RIB/FIB name under it.
+    fn recompute(&mut self, prefix: &Name) -> Vec<FibUpdate> {
+        let mut names: Vec<Name> = self
+            .entries
+            .range((Bound::Included(prefix.clone()), Bound::Unbounded))
+            .take_while(|(n, _)| prefix.is_prefix_of(n))
+            .map(|(n, _)| n.clone())
+            .collect();
+        names.extend(
+            self.installed
+                .range((Bound::Included(prefix.clone()), Bound::Unbounded))
+                .take_while(|(n, _)| prefix.is_prefix_of(n))
+                .map(|(n, _)| n.clone()),
+        );
+        names.sort();
+        names.dedup();
+        let mut out = Vec::new();
+        for n in names {
+            let want = if self.entries.contains_key(&n) {
+                self.desired(&n)
+            } else {
+                Vec::new()
+            };
+            let have = self.installed.remove(&n).unwrap_or_default();
+            for &(face, _) in &have {
+                if !want.iter().any(|w| w.0 == face) {
+                    out.push(FibUpdate::Remove {
+                        prefix: n.clone(),
+                        face,
+                    });
+                }
+            }
+            for &(face, cost) in &want {
+                if !have.contains(&(face, cost)) {
+                    out.push(FibUpdate::Add {
+                        prefix: n.clone(),
+                        face,
+                        cost,
+                    });
+                }
+            }
+            if !want.is_empty() {
+                self.installed.insert(n, want);
+            }
+        }
+        out
+    }
+}
+
+fn upsert_min(hops: &mut Vec<(u64, u64)>, face: u64, cost: u64) {
+    if let Some(h) = hops.iter_mut().find(|h| h.0 == face) {
+        h.1 = h.1.min(cost);
+    } else {
+        hops.push((face, cost));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn n(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    fn route(face: u64, cost: u64, flags: u64) -> Route {
+        Route {
+            face,
+            origin: ORIGIN_APP,
+            cost,
+            flags,
+            expires: None,
+        }
+    }
+
+    #[test]
+    fn register_installs_nexthop_and_unregister_removes() {
+        let mut rib = Rib::new(100);
+        let up = rib.insert(n("/a"), route(256, 0, CHILD_INHERIT)).unwrap();
+        assert_eq!(
+            up,
+            vec![FibUpdate::Add {
+                prefix: n("/a"),
+                face: 256,
+                cost: 0
+            }]
+        );
+        let up = rib.remove(&n("/a"), 256, ORIGIN_APP);
+        assert_eq!(
+            up,
+            vec![FibUpdate::Remove {
+                prefix: n("/a"),
+                face: 256
+            }]
+        );
+        assert!(rib.is_empty());
+    }
+
+    #[test]
+    fn child_inherit_and_capture() {
+        let mut rib = Rib::new(100);
+        rib.insert(n("/"), route(300, 5, CHILD_INHERIT)).unwrap();
+        let up = rib.insert(n("/a/b"), route(256, 1, 0)).unwrap();
+        assert!(up.contains(&FibUpdate::Add {
+            prefix: n("/a/b"),
+            face: 300,
+            cost: 5
+        }));
+        // Capture on /a/b stops inheritance from /.
+        let up = rib
+            .insert(
+                n("/a/b"),
+                Route {
+                    origin: 65,
+                    ..route(257, 2, CAPTURE)
+                },
+            )
+            .unwrap();
+        assert!(up.contains(&FibUpdate::Remove {
+            prefix: n("/a/b"),
+            face: 300
+        }));
+        // Removing the root route does not touch /a/b any more.
+        let up = rib.remove(&n("/"), 300, ORIGIN_APP);
+        assert_eq!(
+            up,
+            vec![FibUpdate::Remove {
+                prefix: n("/"),
+                face: 300
+            }]
+        );
+    }
+
+    #[test]
+    fn expiry_and_face_removal() {
+        let mut rib = Rib::new(100);
+        let mut r = route(256, 0, 1);
+        r.expires = Some(Timestamp::from_millis(100));
+        rib.insert(n("/x"), r).unwrap();
+        rib.insert(n("/y"), route(257, 0, 1)).unwrap();
+        assert_eq!(rib.next_expiry(), Some(Timestamp::from_millis(100)));
+        assert!(rib.expire(Timestamp::from_millis(99)).is_empty());
+        assert_eq!(rib.expire(Timestamp::from_millis(100)).len(), 1);
+        assert_eq!(rib.remove_face(257).len(), 1);
+        assert!(rib.is_empty());
+        assert_eq!(rib.next_expiry(), None);
+    }
+
+    #[test]
+    fn bounded_and_depth_limited() {
+        let mut rib = Rib::new(2);
+        rib.insert(n("/a"), route(1, 0, 1)).unwrap();
+        rib.insert(n("/b"), route(1, 0, 1)).unwrap();
+        assert_eq!(rib.insert(n("/c"), route(1, 0, 1)), Err(RibError::Full(2)));
+        // Replacing an existing route is still allowed when full.
+        assert!(rib.insert(n("/a"), route(1, 9, 1)).is_ok());
+        let deep: String = (0..33).map(|i| format!("/{i}")).collect();
+        assert_eq!(rib.insert(n(&deep), route(1, 0, 1)), Err(RibError::TooDeep));
+        assert_eq!(rib.len(), 2);
+    }
+
+    proptest! {
+        /// Applying the returned updates to a model FIB always yields exactly
+        /// the next hops recomputed from scratch.
+        #[test]
+        fn updates_track_full_recompute(ops in proptest::collection::vec((0u8..3, 0usize..4, 256u64..259, 0u64..3, 0u64..4), 1..40)) {
+            let names = ["/", "/a", "/a/b", "/c"];
+            let mut rib = Rib::new(1000);
+            let mut fib: BTreeMap<(Name, u64), u64> = BTreeMap::new();
+            for (op, ni, face, origin, flags) in ops {
+                let name = n(names[ni]);
+                let ups = match op {
+                    0 | 1 => rib.insert(name, Route { face, origin, cost: origin, flags: flags & 3, expires: None }).unwrap(),
+                    _ => rib.remove_face(face),
+                };
+                for u in ups {
+                    match u {
+                        FibUpdate::Add { prefix, face, cost } => { fib.insert((prefix, face), cost); }
+                        FibUpdate::Remove { prefix, face } => { fib.remove(&(prefix, face)); }
+                    }
+                }
+                let mut fresh: BTreeMap<(Name, u64), u64> = BTreeMap::new();
+                for (name, _) in rib.entries() {
+                    for (f, c) in rib.desired(name) {
+                        fresh.insert((name.clone(), f), c);
+                    }
+                }
+                prop_assert_eq!(&fib, &fresh);
+            }
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Bounds, scope, fragmentation, management hand-off, pacing and hooks.
+
+use bytes::Bytes;
+use cc_core::{Duration, Timestamp};
+use icn_forwarder::engine::{
+    DataAqm, DropReason, EngineConfig, EngineEvent, FaceParams, InterestShaper, OutPacket,
+    QueueView,
+};
+use icn_forwarder::testing::{data, interest, LinkParams, Network};
+use icn_tlv::{LpPacket, Name};
+
+fn name(s: &str) -> Name {
+    s.parse().expect("valid name")
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[test]
+fn pit_flood_is_bounded_and_counted() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig {
+        pit_max_entries: 100,
+        ..EngineConfig::default()
+    });
+    let c = net.add_consumer(a);
+    let (_silent, sf) = net.add_app(a, None);
+    net.node_mut(a).fib_add_nexthop(&name("/p"), sf, 0).unwrap();
+    for i in 0..1000u32 {
+        net.send(c, interest(&format!("/p/{i}"), i));
+    }
+    net.run_for(ms(1));
+    let cnt = net.node(a).counters();
+    assert_eq!(cnt.n_pit_entries, 100);
+    assert_eq!(cnt.drops.get(DropReason::PitFull), 900);
+    net.node(a).check_invariants().unwrap();
+    // Entries expire and the table accepts new Interests again.
+    net.run_for(Duration::from_secs(5));
+    assert_eq!(net.node(a).counters().n_pit_entries, 0);
+    net.send(c, interest("/p/again", 5000));
+    assert_eq!(net.node(a).counters().n_pit_entries, 1);
+}
+
+#[test]
+fn cs_flood_stays_within_packet_and_byte_bounds() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig {
+        cs_max_packets: 50,
+        cs_max_bytes: 20_000,
+        ..EngineConfig::default()
+    });
+    let c = net.add_consumer(a);
+    net.add_producer(a, "/p", 600, Some(ms(1000)));
+    for i in 0..500u32 {
+        net.send(c, interest(&format!("/p/{i}"), i));
+        net.run_for(ms(1));
+    }
+    assert_eq!(net.inbox(c).len(), 500);
+    let fwd = net.node(a);
+    assert!(fwd.counters().n_cs_entries <= 50);
+    assert!(fwd.cs_bytes() <= 20_000);
+    assert!(fwd.counters().n_cs_entries >= 20_000 / 800);
+    fwd.check_invariants().unwrap();
+}
+
+#[test]
+fn large_data_is_fragmented_over_a_small_mtu_link_and_reassembled() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig::default());
+    let b = net.add_node(EngineConfig::default());
+    let link = LinkParams {
+        mtu: Some(500),
+        ..LinkParams::default()
+    };
+    let (ab, ba) = net.connect(a, b, link);
+    net.node_mut(a).fib_add_nexthop(&name("/p"), ab, 1).unwrap();
+    let c = net.add_consumer(a);
+    net.add_producer(b, "/p", 3000, None);
+    net.send(c, interest("/p/big", 1));
+    net.run_for(ms(20));
+    let got = net.inbox(c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].data().unwrap().content.len(), 3000);
+    let (frames, bytes, _) = net.link_delivered(b, ba).unwrap();
+    assert!(
+        frames >= 7,
+        "3 KB over MTU 500 needs at least 7 fragments, got {frames}"
+    );
+    assert!(bytes > 3000);
+    assert_eq!(net.node(b).face(ba).unwrap().counters.n_out_frames, frames);
+    // Each frame fits the MTU: the peer reassembled without errors.
+    assert_eq!(net.node(a).counters().drops.get(DropReason::Reassembly), 0);
+}
+
+#[test]
+fn localhost_names_never_cross_non_local_faces() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig::default());
+    let b = net.add_node(EngineConfig::default());
+    let (ab, ba) = net.connect(a, b, LinkParams::default());
+    net.node_mut(a)
+        .fib_add_nexthop(&name("/localhost/x"), ab, 1)
+        .unwrap();
+    let c = net.add_consumer(a);
+    net.send(c, interest("/localhost/x/y", 1));
+    net.run_for(ms(10));
+    assert_eq!(
+        net.node(b).counters().n_in_interests,
+        0,
+        "must not leave the host"
+    );
+    assert!(net.inbox(c)[0].nack().is_some());
+    // A /localhost Interest or Data arriving from a peer is dropped.
+    let now = net.now();
+    net.node_mut(b)
+        .handle_packet(now, ba, interest("/localhost/z", 2));
+    net.node_mut(b)
+        .handle_packet(now, ba, data("/localhost/z", b"x", None));
+    assert_eq!(
+        net.node(b).counters().drops.get(DropReason::LocalhostScope),
+        2
+    );
+}
+
+#[test]
+fn management_interests_become_events_and_replies_restore_the_pit_token() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig::default());
+    let c = net.add_consumer(a);
+    let cf = net.app_face(c);
+    let token = Bytes::from_static(&[7, 7]);
+    let frame = LpPacket {
+        pit_token: Some(token.clone()),
+        ..LpPacket::from_fragment(interest("/localhost/nfd/status/general", 1))
+    }
+    .encode();
+    net.send(c, frame);
+    let ev = net.node_mut(a).poll_event().expect("management event");
+    let EngineEvent::ManagementInterest {
+        face,
+        interest: i,
+        pit_token,
+    } = ev;
+    assert_eq!((face, pit_token), (cf, Some(token.clone())));
+    assert_eq!(i.name, name("/localhost/nfd/status/general"));
+    assert_eq!(net.node(a).counters().n_out_interests, 0, "not forwarded");
+    let now = net.now();
+    net.node_mut(a).send_local_data(
+        now,
+        cf,
+        data("/localhost/nfd/status/general", b"status", None),
+    );
+    net.run_for(ms(1));
+    let got = net.inbox(c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].lp.pit_token, Some(token));
+    assert_eq!(
+        got[0].data().unwrap().content,
+        Bytes::from_static(b"status")
+    );
+
+    // From a non-local face: /localhost/nfd is dropped, /localhop/nfd accepted.
+    let b = net.add_node(EngineConfig::default());
+    let (_, ba) = net.connect(a, b, LinkParams::default());
+    let now = net.now();
+    let fb = net.node_mut(b);
+    fb.handle_packet(now, ba, interest("/localhost/nfd/faces/list", 2));
+    assert!(fb.poll_event().is_none());
+    fb.handle_packet(now, ba, interest("/localhop/nfd/rib/register", 3));
+    assert!(matches!(
+        fb.poll_event(),
+        Some(EngineEvent::ManagementInterest { .. })
+    ));
+}
+
+#[test]
+fn capacity_paces_the_face_at_the_configured_rate() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig::default());
+    let b = net.add_node(EngineConfig::default());
+    let rate_bps = 10_000_000;
+    let link = LinkParams {
+        capacity_bps: Some(rate_bps),
+        delay: ms(2),
+        ..LinkParams::default()
+    };
+    let (ab, ba) = net.connect(a, b, link);
+    net.node_mut(a).fib_add_nexthop(&name("/p"), ab, 1).unwrap();
+    let c = net.add_consumer(a);
+    net.add_producer(b, "/p", 1000, None);
+    for i in 0..2500u32 {
+        net.send(c, interest(&format!("/p/{i}"), i));
+    }
+    net.run_until(Timestamp::from_millis(200));
+    let queued = net.node(b).face(ba).unwrap().queue.data_packets;
+    assert!(
+        queued > 100,
+        "the queue forms inside the engine, got {queued}"
+    );
+    let (_, b1, _) = net.link_delivered(b, ba).unwrap();
+    net.run_until(Timestamp::from_millis(1200));
+    let (_, b2, _) = net.link_delivered(b, ba).unwrap();
+    let measured = (b2 - b1) * 8;
+    let err = (measured as f64 - rate_bps as f64).abs() / rate_bps as f64;
+    assert!(err < 0.03, "measured {measured} bit/s vs {rate_bps}");
+}
+
+struct MarkAll;
+impl DataAqm for MarkAll {
+    fn on_dequeue(&mut self, _now: Timestamp, _sojourn: Duration, _q: &QueueView) -> bool {
+        true
+    }
+}
+
+struct HoldUntil(Timestamp);
+impl InterestShaper for HoldUntil {
+    fn release_time(&mut self, now: Timestamp, _pkt: &OutPacket, _q: &QueueView) -> Timestamp {
+        now.max(self.0)
+    }
+}
+
+#[test]
+fn aqm_hook_marks_data_and_shaper_hook_holds_interests() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig::default());
+    let c = net.add_consumer(a);
+    let (p, pf) = net.add_app(a, None);
+    net.node_mut(a).fib_add_nexthop(&name("/p"), pf, 0).unwrap();
+    net.node_mut(a)
+        .set_face_shaper(pf, Box::new(HoldUntil(Timestamp::from_millis(30))))
+        .unwrap();
+    let cf = net.app_face(c);
+    net.node_mut(a).set_face_aqm(cf, Box::new(MarkAll)).unwrap();
+    net.send(c, interest("/p/x", 1));
+    net.run_for(ms(29));
+    assert!(net.inbox(p).is_empty(), "held by the shaper");
+    assert_eq!(net.node(a).poll_timeout(), Some(Timestamp::from_millis(30)));
+    net.run_for(ms(2));
+    assert_eq!(net.inbox(p).len(), 1);
+    net.send(p, data("/p/x", b"x", None));
+    net.run_for(ms(1));
+    assert_eq!(net.inbox(c)[0].lp.congestion_mark, Some(1));
+    assert_eq!(net.node(a).face(cf).unwrap().counters.n_out_marked, 1);
+}
+
+#[test]
+fn egress_queue_bound_drops_excess() {
+    let mut net = Network::new(1);
+    let mut cfg = EngineConfig::default();
+    cfg.queue.max_packets = 10;
+    let a = net.add_node(cfg);
+    let c = net.add_consumer(a);
+    let now = net.now();
+    let slow = net.node_mut(a).add_face(
+        now,
+        FaceParams::non_local("sim://slow").with_capacity_bps(8_000),
+    );
+    net.node_mut(a)
+        .fib_add_nexthop(&name("/p"), slow, 0)
+        .unwrap();
+    for i in 0..30u32 {
+        net.send(c, interest(&format!("/p/{i}"), i));
+    }
+    let f = net.node(a).face(slow).unwrap();
+    assert_eq!(f.queue.interest_packets, 10);
+    assert_eq!(f.counters.drops.get(DropReason::QueueFull), 20);
+}
+
+#[test]
+fn malformed_and_idle_input_is_counted_not_fatal() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig::default());
+    let c = net.add_consumer(a);
+    net.send(c, Bytes::from_static(&[0x05, 0x10, 0x07]));
+    net.send(c, Bytes::from_static(&[0x64, 0x00]));
+    net.send(c, Bytes::new());
+    let cnt = net.node(a).counters();
+    assert_eq!(cnt.drops.get(DropReason::Malformed), 2);
+    assert_eq!(cnt.drops.get(DropReason::Idle), 1);
+}

@@ -1,0 +1,618 @@
+//! A multicast tree node (MTN): MNFT, data-plane cloning and the SRMCC
+//! feedback aggregation of one forwarder, sans-IO.
+//!
+//! The host (the engine, or a test simulator) drives it:
+//!
+//! 1. `handle_subscription` for every join/leave Interest
+//!    ([`Subscription::from_interest`]), with the FIB next hop of the group;
+//! 2. `handle_feedback` for every LpPacket carrying an MCC header;
+//! 3. `handle_group_data` for every Data, before the PIT: `Forward` means
+//!    "clone to these faces and stop", `WrongFace` means drop, `NotGroup`
+//!    means run the normal pipeline (unsolicited Data is still dropped);
+//! 4. `observe_unicast` for (some) ordinary Data arriving on a face;
+//! 5. `handle_timeout(now, sampler)` when `poll_timeout` is reached;
+//! 6. `poll_output` / `poll_transmit` until empty after each call.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use cc_core::srmcc::{FairShareEstimator, MccMessage, MccTable, OccupancyAverage, SrmccConfig};
+use cc_core::{Duration, Timestamp};
+use hashbrown::HashMap;
+use icn_tlv::{MccFeedback, Name};
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+
+use crate::error::McastError;
+use crate::mnft::{GroupEntry, JoinOutcome, LeaveOutcome, Mnft, MnftLimits};
+use crate::wire::{self, Subscription, SubscriptionKind, UNLIMITED_BPS};
+
+/// Parameters of a tree node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeConfig {
+    /// MNFT bounds.
+    pub limits: MnftLimits,
+    /// SRMCC parameters (α of eq. 1, flow sampling, table size).
+    pub srmcc: SrmccConfig,
+    /// How often the node refreshes its own membership upstream.
+    pub refresh_period: Duration,
+    /// Membership lifetime the node asks of its upstream (> refresh period).
+    pub membership_lifetime: Duration,
+    /// MCC aggregation period: one message per group upstream per period
+    /// (algorithms.md §4.4 item 5: the adaptation cycle, 4 × 100 ms).
+    pub feedback_period: Duration,
+    /// How often queue occupancy is sampled into the EWMA.
+    pub sample_interval: Duration,
+    /// How long a child's last report stands in for a period in which it
+    /// did not report (periods of different nodes are not aligned).
+    pub feedback_hold: Duration,
+    /// Unicast flow-sampling window for `N_i(t)`.
+    pub flow_window: Duration,
+    /// Bound of the output queue.
+    pub max_pending: usize,
+    /// Seed of the flow-sampling and nonce generator.
+    pub rng_seed: u64,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            limits: MnftLimits::default(),
+            srmcc: SrmccConfig::default(),
+            refresh_period: Duration::from_secs(1),
+            membership_lifetime: Duration::from_secs(3),
+            feedback_period: Duration::from_millis(400),
+            sample_interval: Duration::from_millis(20),
+            feedback_hold: Duration::from_millis(1200),
+            flow_window: Duration::from_secs(2),
+            max_pending: 4096,
+            rng_seed: 1,
+        }
+    }
+}
+
+/// What the host reports about one face's egress queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FaceSample {
+    /// Packets waiting in the face's Data queue.
+    pub queue_packets: u64,
+    /// The queue's bound in packets (Qmax).
+    pub queue_max_packets: u64,
+    /// Link capacity, if configured.
+    pub capacity_bps: Option<u64>,
+}
+
+/// Source of [`FaceSample`]s (the engine's per-face stats).
+pub trait FaceSampler {
+    /// The sample of `face`, `None` if it does not exist.
+    fn face_sample(&self, face: u64) -> Option<FaceSample>;
+}
+
+impl<F: Fn(u64) -> Option<FaceSample>> FaceSampler for F {
+    fn face_sample(&self, face: u64) -> Option<FaceSample> {
+        self(face)
+    }
+}
+
+/// A message the node wants sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeOutput {
+    /// A join (graft/refresh) or leave (prune) towards the source.
+    Subscription {
+        /// Upstream face.
+        face: u64,
+        /// The message.
+        sub: Subscription,
+    },
+    /// The period's aggregated MCC message for one group.
+    Feedback {
+        /// Upstream face.
+        face: u64,
+        /// The message.
+        feedback: MccFeedback,
+    },
+}
+
+impl NodeOutput {
+    /// The face to send on.
+    pub fn face(&self) -> u64 {
+        match self {
+            NodeOutput::Subscription { face, .. } | NodeOutput::Feedback { face, .. } => *face,
+        }
+    }
+    /// The frame: a bare Interest, or an LpPacket with the MCC header.
+    pub fn encode(&self, nonce: u32) -> Bytes {
+        match self {
+            NodeOutput::Subscription { sub, .. } => sub.encode(nonce),
+            NodeOutput::Feedback { feedback, .. } => wire::encode_feedback(feedback),
+        }
+    }
+}
+
+/// A frame ready for a face.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McTransmit {
+    /// Egress face.
+    pub face: u64,
+    /// The frame.
+    pub bytes: Bytes,
+}
+
+/// Data-plane verdict for a Data (see module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataVerdict {
+    /// Not under any group: the normal pipeline applies.
+    NotGroup,
+    /// Under a group but not from its upstream face: drop.
+    WrongFace,
+    /// Clone to the faces written into the caller's vector (possibly none).
+    Forward,
+}
+
+/// Counters of a node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Joins/refreshes accepted.
+    pub joins_in: u64,
+    /// Leaves accepted.
+    pub leaves_in: u64,
+    /// Subscriptions refused (bounds, loops).
+    pub subscriptions_rejected: u64,
+    /// MCC messages accepted from downstream.
+    pub feedback_in: u64,
+    /// MCC messages refused (unknown group, not downstream).
+    pub feedback_rejected: u64,
+    /// MCC messages sent upstream.
+    pub feedback_out: u64,
+    /// Joins sent upstream (grafts and refreshes).
+    pub joins_out: u64,
+    /// Leaves sent upstream (prunes).
+    pub leaves_out: u64,
+    /// Downstream memberships that expired.
+    pub expirations: u64,
+    /// Group Data packets accepted from upstream.
+    pub data_in: u64,
+    /// Copies handed out for downstream faces.
+    pub copies_out: u64,
+    /// Group Data from a face other than the upstream.
+    pub data_wrong_face: u64,
+    /// Outputs dropped because the output queue was full.
+    pub outputs_dropped: u64,
+}
+
+struct FairEntry {
+    capacity_bps: Option<u64>,
+    est: FairShareEstimator,
+}
+
+/// The multicast tree node.
+pub struct MulticastNode {
+    cfg: NodeConfig,
+    mnft: Mnft,
+    table: MccTable<Name>,
+    occupancy: HashMap<u64, OccupancyAverage>,
+    fair: HashMap<u64, FairEntry>,
+    rng: SmallRng,
+    pending: VecDeque<NodeOutput>,
+    next_sample: Timestamp,
+    next_feedback: Timestamp,
+    next_refresh: Timestamp,
+    next_flow_reset: Timestamp,
+    stats: NodeStats,
+    scratch: Vec<(Name, Option<u64>)>,
+}
+
+impl core::fmt::Debug for MulticastNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MulticastNode")
+            .field("groups", &self.mnft.len())
+            .field("pending", &self.pending.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MulticastNode {
+    /// A node with no groups; its periodic timers start at `now`.
+    pub fn new(cfg: NodeConfig, now: Timestamp) -> Self {
+        MulticastNode {
+            mnft: Mnft::new(cfg.limits),
+            table: MccTable::new(cfg.limits.max_groups),
+            occupancy: HashMap::new(),
+            fair: HashMap::new(),
+            rng: SmallRng::seed_from_u64(cfg.rng_seed),
+            pending: VecDeque::new(),
+            next_sample: now + cfg.sample_interval,
+            next_feedback: now + cfg.feedback_period,
+            next_refresh: now + cfg.refresh_period,
+            next_flow_reset: now + cfg.flow_window,
+            stats: NodeStats::default(),
+            scratch: Vec::new(),
+            cfg,
+        }
+    }
+
+    /// Handles a join or leave received on `face`. `upstream` is the FIB
+    /// next hop of the group (the face towards the source) at this node.
+    ///
+    /// # Errors
+    /// Bounds, a join from the upstream face, or a leave of a non-member.
+    pub fn handle_subscription(
+        &mut self,
+        now: Timestamp,
+        face: u64,
+        sub: &Subscription,
+        upstream: Option<u64>,
+    ) -> Result<(), McastError> {
+        let res = match sub.kind {
+            SubscriptionKind::Join => self.join(now, face, sub, upstream),
+            SubscriptionKind::Leave => self.leave(face, &sub.group),
+        };
+        if res.is_err() {
+            self.stats.subscriptions_rejected += 1;
+        }
+        res
+    }
+
+    fn join(&mut self, now: Timestamp, face: u64, sub: &Subscription, upstream: Option<u64>) -> Result<(), McastError> {
+        let outcome = self.mnft.join(now, &sub.group, face, sub.lifetime, upstream)?;
+        self.stats.joins_in += 1;
+        self.occupancy
+            .entry(face)
+            .or_insert_with(|| OccupancyAverage::new(self.cfg.srmcc.occupancy_alpha));
+        let join = Subscription::join(sub.group.clone(), self.cfg.membership_lifetime);
+        if outcome == JoinOutcome::NewGroup {
+            if let Some(up) = upstream {
+                self.push(NodeOutput::Subscription { face: up, sub: join });
+                self.stats.joins_out += 1;
+            }
+            return Ok(());
+        }
+        // The route towards the source moved: re-graft on the new upstream.
+        let Some(entry) = self.mnft.get_mut(&sub.group) else { return Ok(()) };
+        if upstream.is_some() && entry.upstream != upstream && !entry.downstream.iter().any(|d| Some(d.face) == upstream) {
+            let old = core::mem::replace(&mut entry.upstream, upstream);
+            if let Some(old) = old {
+                self.push(NodeOutput::Subscription {
+                    face: old,
+                    sub: Subscription::leave(sub.group.clone()),
+                });
+                self.stats.leaves_out += 1;
+            }
+            if let Some(up) = upstream {
+                self.push(NodeOutput::Subscription { face: up, sub: join });
+                self.stats.joins_out += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self, face: u64, group: &Name) -> Result<(), McastError> {
+        match self.mnft.leave(group, face) {
+            LeaveOutcome::NotMember => Err(McastError::UnknownGroup),
+            LeaveOutcome::Removed => {
+                self.stats.leaves_in += 1;
+                Ok(())
+            }
+            LeaveOutcome::GroupEmpty { upstream } => {
+                self.stats.leaves_in += 1;
+                self.prune(group.clone(), upstream);
+                Ok(())
+            }
+        }
+    }
+
+    fn prune(&mut self, group: Name, upstream: Option<u64>) {
+        let _ = self.table.emit(&group, MccMessage::receiver_initial(0.0));
+        if let Some(up) = upstream {
+            self.push(NodeOutput::Subscription {
+                face: up,
+                sub: Subscription::leave(group),
+            });
+            self.stats.leaves_out += 1;
+        }
+    }
+
+    /// Handles an MCC message received on `face`: folded into the MCC table
+    /// (min fair share, max of max, min of min) until the period ends.
+    ///
+    /// # Errors
+    /// Unknown group, or `face` is not a downstream member of it.
+    pub fn handle_feedback(&mut self, now: Timestamp, face: u64, fb: &MccFeedback) -> Result<(), McastError> {
+        let res = self.feedback(now, face, fb);
+        match res {
+            Ok(()) => self.stats.feedback_in += 1,
+            Err(_) => self.stats.feedback_rejected += 1,
+        }
+        res
+    }
+
+    fn feedback(&mut self, now: Timestamp, face: u64, fb: &MccFeedback) -> Result<(), McastError> {
+        let entry = self.mnft.get_mut(&fb.group).ok_or(McastError::UnknownGroup)?;
+        let d = entry
+            .downstream
+            .iter_mut()
+            .find(|d| d.face == face)
+            .ok_or(McastError::NotDownstream)?;
+        let msg = wire::to_message(fb);
+        d.last_report = Some((now, msg));
+        d.reported_this_period = true;
+        self.table
+            .aggregate(fb.group.clone(), &msg)
+            .map_err(|_| McastError::TooManyGroups(self.cfg.limits.max_groups))
+    }
+
+    /// Data-plane decision for a Data named `name` received on `from`.
+    /// On `Forward`, the downstream faces (each once, never `from`) are
+    /// appended to `out`.
+    pub fn handle_group_data(&mut self, now: Timestamp, from: u64, name: &Name, out: &mut Vec<u64>) -> DataVerdict {
+        let Some((group, entry)) = self.mnft.longest_match(name) else {
+            return DataVerdict::NotGroup;
+        };
+        if entry.upstream != Some(from) {
+            self.stats.data_wrong_face += 1;
+            return DataVerdict::WrongFace;
+        }
+        let before = out.len();
+        out.extend(
+            entry
+                .downstream
+                .iter()
+                .filter(|d| d.face != from && d.expires > now)
+                .map(|d| d.face),
+        );
+        let n = (out.len() - before) as u64;
+        if let Some(e) = self.mnft.get_mut(&group) {
+            e.copies_sent += n;
+        }
+        self.stats.data_in += 1;
+        self.stats.copies_out += n;
+        DataVerdict::Forward
+    }
+
+    /// A unicast packet arrived on `face`; `flow_key` identifies its flow
+    /// (e.g. a hash of the name's first components). Sampled for `N_i(t)`
+    /// when `face` is some group's upstream.
+    pub fn observe_unicast(&mut self, face: u64, flow_key: u64) {
+        if let Some(f) = self.fair.get_mut(&face) {
+            f.est.observe_packet(flow_key, &mut self.rng);
+        }
+    }
+
+    /// A face went down: removed from every group; emptied groups are pruned.
+    pub fn remove_face(&mut self, face: u64) {
+        let mut emptied = core::mem::take(&mut self.scratch);
+        self.mnft.remove_face(face, &mut emptied);
+        for (g, up) in emptied.drain(..) {
+            self.prune(g, up);
+        }
+        self.scratch = emptied;
+        self.occupancy.remove(&face);
+        self.fair.remove(&face);
+    }
+
+    /// When `handle_timeout` must next be called; `None` when the node has
+    /// no group (nothing to sample, refresh or report).
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        if self.mnft.is_empty() {
+            return None;
+        }
+        let timers = [self.next_sample, self.next_feedback, self.next_refresh, self.next_flow_reset];
+        let t = timers.into_iter().min().unwrap_or(Timestamp::MAX);
+        Some(self.mnft.next_expiry().map_or(t, |e| e.min(t)))
+    }
+
+    /// Runs the timers due at `now`: membership expiry (prune), queue
+    /// sampling, the feedback period, upstream refreshes, flow windows.
+    pub fn handle_timeout(&mut self, now: Timestamp, sampler: &impl FaceSampler) {
+        let mut emptied = core::mem::take(&mut self.scratch);
+        let before: usize = self.mnft.iter().map(|(_, e)| e.downstream.len()).sum();
+        self.mnft.expire(now, &mut emptied);
+        let after: usize = self.mnft.iter().map(|(_, e)| e.downstream.len()).sum();
+        self.stats.expirations += (before - after) as u64;
+        for (g, up) in emptied.drain(..) {
+            self.prune(g, up);
+        }
+        self.scratch = emptied;
+        if now >= self.next_sample {
+            self.next_sample = advance(self.next_sample, self.cfg.sample_interval, now);
+            self.sample_queues(sampler);
+        }
+        if now >= self.next_feedback {
+            self.next_feedback = advance(self.next_feedback, self.cfg.feedback_period, now);
+            self.emit_feedback(now, sampler);
+        }
+        if now >= self.next_refresh {
+            self.next_refresh = advance(self.next_refresh, self.cfg.refresh_period, now);
+            self.refresh_upstream();
+        }
+        if now >= self.next_flow_reset {
+            self.next_flow_reset = advance(self.next_flow_reset, self.cfg.flow_window, now);
+            for f in self.fair.values_mut() {
+                f.est.reset_window();
+            }
+        }
+    }
+
+    fn sample_queues(&mut self, sampler: &impl FaceSampler) {
+        for (face, avg) in &mut self.occupancy {
+            if let Some(s) = sampler.face_sample(*face) {
+                avg.sample(s.queue_packets, s.queue_max_packets);
+            }
+        }
+    }
+
+    /// Own occupancy of a group: the largest EWMA over its downstream faces
+    /// (algorithms.md §4.4 item 4).
+    fn own_occupancy(&self, entry: &GroupEntry) -> f64 {
+        entry
+            .downstream
+            .iter()
+            .filter_map(|d| self.occupancy.get(&d.face))
+            .map(OccupancyAverage::value)
+            .fold(0.0, f64::max)
+    }
+
+    fn refresh_fair_estimators(&mut self, sampler: &impl FaceSampler) {
+        let mut counts: HashMap<u64, usize> = HashMap::new();
+        for (_, e) in self.mnft.iter() {
+            if let Some(up) = e.upstream {
+                *counts.entry(up).or_default() += 1;
+            }
+        }
+        self.fair.retain(|f, _| counts.contains_key(f));
+        for (face, n) in counts {
+            let cap = sampler.face_sample(face).and_then(|s| s.capacity_bps);
+            let srmcc = &self.cfg.srmcc;
+            let make = || FairEntry {
+                capacity_bps: cap,
+                est: FairShareEstimator::new(srmcc, cap.unwrap_or(UNLIMITED_BPS) as f64),
+            };
+            let f = self.fair.entry(face).or_insert_with(make);
+            if f.capacity_bps != cap {
+                *f = make();
+            }
+            f.est.set_group_count(n);
+        }
+        // Forget EWMAs of faces that are no longer downstream of any group.
+        let mnft = &self.mnft;
+        self.occupancy
+            .retain(|face, _| mnft.iter().any(|(_, e)| e.downstream.iter().any(|d| d.face == *face)));
+    }
+
+    fn emit_feedback(&mut self, now: Timestamp, sampler: &impl FaceSampler) {
+        self.refresh_fair_estimators(sampler);
+        let hold = self.cfg.feedback_hold;
+        let mut outs = Vec::new();
+        for (group, entry) in self.mnft.iter() {
+            let mut any_fresh = false;
+            for d in &entry.downstream {
+                let Some((at, msg)) = d.last_report else { continue };
+                if now.saturating_since(at) > hold {
+                    continue;
+                }
+                any_fresh = true;
+                if !d.reported_this_period {
+                    let _ = self.table.aggregate(group.clone(), &msg);
+                }
+            }
+            let fair_bps = entry
+                .upstream
+                .and_then(|up| self.fair.get(&up))
+                .map_or(UNLIMITED_BPS as f64, |f| f.est.estimate_bps());
+            let own = MccMessage::node_own(self.own_occupancy(entry), fair_bps);
+            let msg = self.table.emit(group, own);
+            if let (true, Some(up)) = (any_fresh, entry.upstream) {
+                outs.push(NodeOutput::Feedback {
+                    face: up,
+                    feedback: wire::to_feedback(group.clone(), &msg),
+                });
+            }
+        }
+        for (_, e) in self.mnft.iter_mut() {
+            for d in &mut e.downstream {
+                d.reported_this_period = false;
+            }
+        }
+        for o in outs {
+            self.stats.feedback_out += 1;
+            self.push(o);
+        }
+    }
+
+    fn refresh_upstream(&mut self) {
+        let lifetime = self.cfg.membership_lifetime;
+        let joins: Vec<_> = self
+            .mnft
+            .iter()
+            .filter_map(|(g, e)| {
+                e.upstream.map(|face| NodeOutput::Subscription {
+                    face,
+                    sub: Subscription::join(g.clone(), lifetime),
+                })
+            })
+            .collect();
+        for j in joins {
+            self.stats.joins_out += 1;
+            self.push(j);
+        }
+    }
+
+    fn push(&mut self, o: NodeOutput) {
+        if self.pending.len() >= self.cfg.max_pending {
+            self.stats.outputs_dropped += 1;
+        } else {
+            self.pending.push_back(o);
+        }
+    }
+
+    /// The next message to send, typed.
+    #[must_use]
+    pub fn poll_output(&mut self) -> Option<NodeOutput> {
+        self.pending.pop_front()
+    }
+
+    /// The next message to send, encoded (fresh nonce for Interests).
+    #[must_use]
+    pub fn poll_transmit(&mut self) -> Option<McTransmit> {
+        let o = self.pending.pop_front()?;
+        let nonce = self.rng.next_u32();
+        Some(McTransmit {
+            face: o.face(),
+            bytes: o.encode(nonce),
+        })
+    }
+
+    /// The MNFT, for datasets and tests.
+    pub fn mnft(&self) -> &Mnft {
+        &self.mnft
+    }
+
+    /// The downstream faces of `group` (empty if unknown).
+    pub fn downstream_faces(&self, group: &Name) -> Vec<u64> {
+        self.mnft
+            .get(group)
+            .map(|e| e.downstream.iter().map(|d| d.face).collect())
+            .unwrap_or_default()
+    }
+
+    /// The current fair-share estimate `C_i / N_i(t)` of an upstream face.
+    pub fn fair_share_bps(&self, upstream: u64) -> Option<f64> {
+        self.fair.get(&upstream).map(|f| f.est.estimate_bps())
+    }
+
+    /// The EWMA occupancy of a downstream face.
+    pub fn occupancy(&self, face: u64) -> Option<f64> {
+        self.occupancy.get(&face).map(OccupancyAverage::value)
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &NodeStats {
+        &self.stats
+    }
+
+    /// Outputs waiting.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &NodeConfig {
+        &self.cfg
+    }
+}
+
+/// The next deadline of a periodic timer that fired at or after `t`:
+/// keeps the phase, skipping periods missed while idle.
+fn advance(t: Timestamp, period: Duration, now: Timestamp) -> Timestamp {
+    if t > now {
+        return t;
+    }
+    let p = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1);
+    let k = (now.as_nanos() - t.as_nanos()) / p + 1;
+    Timestamp::from_nanos(t.as_nanos().saturating_add(p.saturating_mul(k)))
+}
+
+#[cfg(test)]
+#[path = "node_tests.rs"]
+mod tests;

@@ -1,0 +1,372 @@
+//! A multicast receiver: keeps its membership alive, emits the periodic
+//! MCC message (cc-core's [`ReceiverFeedback`]: min fair share = access
+//! capacity, max occupancy 0, min occupancy 1), and accounts what arrives:
+//! sequence gaps (losses), late and duplicate packets, the received rate
+//! and the rate the source announces.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use cc_core::srmcc::ReceiverFeedback;
+use cc_core::{Duration, Timestamp};
+use icn_tlv::{Data, MccFeedback, Name};
+
+use crate::error::McastError;
+use crate::wire::{self, GroupPacket, Subscription};
+
+/// Parameters of a receiver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceiverConfig {
+    /// Capacity of the access link (probed once at join), bit/s.
+    pub access_capacity_bps: u64,
+    /// Interval between join refreshes.
+    pub refresh_period: Duration,
+    /// Membership lifetime carried by each join (> refresh period).
+    pub membership_lifetime: Duration,
+    /// Interval between MCC messages.
+    pub feedback_period: Duration,
+    /// Window of the received-rate meter.
+    pub rate_window: Duration,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        ReceiverConfig {
+            access_capacity_bps: 100_000_000,
+            refresh_period: Duration::from_secs(1),
+            membership_lifetime: Duration::from_secs(3),
+            feedback_period: Duration::from_millis(400),
+            rate_window: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A message the receiver wants sent to its forwarder.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReceiverOutput {
+    /// Join/refresh or leave.
+    Subscription(Subscription),
+    /// The periodic MCC message.
+    Feedback(MccFeedback),
+}
+
+impl ReceiverOutput {
+    /// The frame to send.
+    pub fn encode(&self, nonce: u32) -> Bytes {
+        match self {
+            ReceiverOutput::Subscription(s) => s.encode(nonce),
+            ReceiverOutput::Feedback(f) => wire::encode_feedback(f),
+        }
+    }
+}
+
+/// What the receiver has seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Distinct packets received.
+    pub packets: u64,
+    /// Payload bytes of distinct packets.
+    pub payload_bytes: u64,
+    /// Wire bytes of distinct packets (comparable to the source's rate).
+    pub wire_bytes: u64,
+    /// Sequence numbers skipped and not (yet) filled by late packets.
+    pub lost: u64,
+    /// Packets that filled an earlier gap.
+    pub late: u64,
+    /// Packets received twice.
+    pub duplicates: u64,
+    /// Packets older than the 64-packet reorder window (not counted).
+    pub too_old: u64,
+    /// First sequence number seen.
+    pub first_seq: Option<u64>,
+    /// Highest sequence number seen.
+    pub highest_seq: Option<u64>,
+    /// Rate announced by the source in the latest packet, bit/s.
+    pub announced_rate_bps: u64,
+    /// The source marked the end of the stream.
+    pub ended: bool,
+}
+
+impl ReceiverStats {
+    /// Losses over packets expected since the first one.
+    pub fn loss_ratio(&self) -> f64 {
+        let expected = self.packets + self.lost;
+        if expected == 0 {
+            0.0
+        } else {
+            self.lost as f64 / expected as f64
+        }
+    }
+}
+
+/// Gap accounting over a 64-packet reorder window.
+#[derive(Debug, Clone, Copy, Default)]
+struct SeqTracker {
+    next: Option<u64>,
+    /// Bit i: sequence `next - 1 - i` was received.
+    window: u64,
+}
+
+enum SeqEvent {
+    New { gap: u64 },
+    Late,
+    Duplicate,
+    TooOld,
+}
+
+impl SeqTracker {
+    fn on_seq(&mut self, seq: u64) -> SeqEvent {
+        let Some(next) = self.next else {
+            self.next = Some(seq.saturating_add(1));
+            self.window = 1;
+            return SeqEvent::New { gap: 0 };
+        };
+        if seq >= next {
+            let shift = seq - next + 1;
+            self.window = if shift >= 64 { 0 } else { self.window << shift };
+            self.window |= 1;
+            self.next = Some(seq.saturating_add(1));
+            return SeqEvent::New { gap: seq - next };
+        }
+        let back = next - 1 - seq;
+        if back >= 64 {
+            return SeqEvent::TooOld;
+        }
+        let bit = 1u64 << back;
+        if self.window & bit != 0 {
+            SeqEvent::Duplicate
+        } else {
+            self.window |= bit;
+            SeqEvent::Late
+        }
+    }
+}
+
+/// A receiver of one group.
+#[derive(Debug, Clone)]
+pub struct MulticastReceiver {
+    group: Name,
+    cfg: ReceiverConfig,
+    feedback: ReceiverFeedback,
+    next_refresh: Timestamp,
+    left: bool,
+    pending: VecDeque<ReceiverOutput>,
+    seq: SeqTracker,
+    window_start: Timestamp,
+    window_bytes: u64,
+    rate_bps: f64,
+    stats: ReceiverStats,
+}
+
+impl MulticastReceiver {
+    /// Joins `group` at `now` (the join is the first output).
+    pub fn new(group: Name, cfg: ReceiverConfig, now: Timestamp) -> Self {
+        let mut r = MulticastReceiver {
+            feedback: ReceiverFeedback::new(cfg.access_capacity_bps as f64, cfg.feedback_period),
+            next_refresh: now,
+            left: false,
+            pending: VecDeque::new(),
+            seq: SeqTracker::default(),
+            window_start: now,
+            window_bytes: 0,
+            rate_bps: 0.0,
+            stats: ReceiverStats::default(),
+            group,
+            cfg,
+        };
+        r.handle_timeout(now);
+        r
+    }
+
+    /// The group.
+    pub fn group(&self) -> &Name {
+        &self.group
+    }
+
+    /// Queues the refreshes and MCC messages due at `now`.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        if self.left {
+            return;
+        }
+        if now >= self.next_refresh {
+            self.next_refresh = now + self.cfg.refresh_period;
+            let join = Subscription::join(self.group.clone(), self.cfg.membership_lifetime);
+            self.pending.push_back(ReceiverOutput::Subscription(join));
+        }
+        if let Some(msg) = self.feedback.poll(now) {
+            let fb = wire::to_feedback(self.group.clone(), &msg);
+            self.pending.push_back(ReceiverOutput::Feedback(fb));
+        }
+        // At most one join and one feedback are ever waiting.
+        while self.pending.len() > 2 {
+            self.pending.pop_front();
+        }
+    }
+
+    /// When `handle_timeout` is next due (never after `leave`).
+    pub fn poll_timeout(&self) -> Timestamp {
+        if self.left {
+            Timestamp::MAX
+        } else {
+            self.next_refresh.min(self.feedback.poll_timeout())
+        }
+    }
+
+    /// The next message to send.
+    #[must_use]
+    pub fn poll_output(&mut self) -> Option<ReceiverOutput> {
+        self.pending.pop_front()
+    }
+
+    /// Leaves the group: queues a leave and stops refreshes and feedback.
+    pub fn leave(&mut self) {
+        self.left = true;
+        self.pending.clear();
+        self.pending
+            .push_back(ReceiverOutput::Subscription(Subscription::leave(self.group.clone())));
+    }
+
+    /// Accounts a received Data of the group.
+    ///
+    /// # Errors
+    /// [`McastError::NotMulticast`] / [`McastError::UnknownGroup`] for Data
+    /// that is not a packet of this group.
+    pub fn handle_data(&mut self, now: Timestamp, data: &Data) -> Result<GroupPacket, McastError> {
+        let pkt = GroupPacket::from_data(data)?;
+        if pkt.group != self.group {
+            return Err(McastError::UnknownGroup);
+        }
+        let wire_len = data.wire().map_or(0, Bytes::len) as u64;
+        let s = &mut self.stats;
+        match self.seq.on_seq(pkt.seq) {
+            SeqEvent::Duplicate => {
+                s.duplicates += 1;
+                return Ok(pkt);
+            }
+            SeqEvent::TooOld => {
+                s.too_old += 1;
+                return Ok(pkt);
+            }
+            SeqEvent::Late => {
+                s.late += 1;
+                s.lost = s.lost.saturating_sub(1);
+            }
+            SeqEvent::New { gap } => {
+                s.lost += gap;
+                s.highest_seq = Some(pkt.seq);
+                s.announced_rate_bps = pkt.rate_bps;
+            }
+        }
+        s.first_seq.get_or_insert(pkt.seq);
+        s.packets += 1;
+        s.payload_bytes += pkt.payload.len() as u64;
+        s.wire_bytes += wire_len;
+        s.ended |= pkt.end;
+        let elapsed = now.saturating_since(self.window_start);
+        if elapsed >= self.cfg.rate_window {
+            self.rate_bps = self.window_bytes as f64 * 8.0 / elapsed.as_secs_f64();
+            self.window_start = now;
+            self.window_bytes = 0;
+        }
+        self.window_bytes += wire_len;
+        Ok(pkt)
+    }
+
+    /// Received rate over the last completed window (wire bit/s).
+    pub fn received_rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &ReceiverStats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_tlv::{decode_packet, NetPacket};
+
+    fn data(seq: u64, rate: u64) -> Data {
+        let p = GroupPacket {
+            group: "/g".parse().unwrap(),
+            seq,
+            rate_bps: rate,
+            payload: Bytes::from_static(&[7; 100]),
+            end: false,
+        };
+        match decode_packet(p.encode(None)).unwrap().1 {
+            Some(NetPacket::Data(d)) => d,
+            _ => unreachable!(),
+        }
+    }
+
+    fn rx() -> MulticastReceiver {
+        let cfg = ReceiverConfig {
+            access_capacity_bps: 1_500_000,
+            ..ReceiverConfig::default()
+        };
+        MulticastReceiver::new("/g".parse().unwrap(), cfg, Timestamp::ZERO)
+    }
+
+    #[test]
+    fn joins_at_once_and_sends_initial_mcc_values() {
+        let mut r = rx();
+        assert!(matches!(r.poll_output(), Some(ReceiverOutput::Subscription(s)) if s.lifetime == Duration::from_secs(3)));
+        let Some(ReceiverOutput::Feedback(fb)) = r.poll_output() else { panic!() };
+        assert_eq!((fb.max_occupancy_ppm, fb.min_occupancy_ppm, fb.min_fair_share_bps), (0, 1_000_000, 1_500_000));
+        assert_eq!(r.poll_timeout(), Timestamp::from_millis(400));
+        r.handle_timeout(Timestamp::from_millis(400));
+        assert!(matches!(r.poll_output(), Some(ReceiverOutput::Feedback(_))));
+        r.handle_timeout(Timestamp::from_millis(1000));
+        assert!(matches!(r.poll_output(), Some(ReceiverOutput::Subscription(_))));
+    }
+
+    #[test]
+    fn gaps_late_and_duplicates_are_accounted() {
+        let mut r = rx();
+        let t = Timestamp::ZERO;
+        for s in [10, 11, 14, 12, 12, 15] {
+            r.handle_data(t, &data(s, 99)).unwrap();
+        }
+        let st = r.stats();
+        // 13 is missing; 12 came late, then twice.
+        assert_eq!(st.lost, 1);
+        assert_eq!((st.late, st.duplicates, st.packets), (1, 1, 5));
+        r.handle_data(t, &data(13, 1)).unwrap();
+        assert_eq!(r.stats().lost, 0);
+        assert_eq!(r.stats().announced_rate_bps, 99, "late packets do not move the announced rate");
+        r.handle_data(t, &data(200, 98)).unwrap();
+        r.handle_data(t, &data(100, 98)).unwrap();
+        let st = r.stats();
+        assert_eq!((st.lost, st.too_old, st.packets), (184, 1, 7));
+        assert_eq!((st.first_seq, st.highest_seq, st.announced_rate_bps), (Some(10), Some(200), 98));
+        assert!((st.loss_ratio() - 184.0 / 191.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn received_rate_is_measured_per_window() {
+        let mut r = rx();
+        let d = data(0, 0);
+        let len = d.wire().unwrap().len() as f64;
+        for i in 0..=100u64 {
+            r.handle_data(Timestamp::from_millis(i * 10), &data(i, 0)).unwrap();
+        }
+        // 100 packets in the first second.
+        let expect = 100.0 * len * 8.0;
+        assert!((r.received_rate_bps() - expect).abs() / expect < 0.02, "{}", r.received_rate_bps());
+    }
+
+    #[test]
+    fn leave_stops_everything_but_the_leave() {
+        let mut r = rx();
+        r.leave();
+        assert!(matches!(r.poll_output(), Some(ReceiverOutput::Subscription(s)) if s.kind == crate::SubscriptionKind::Leave));
+        assert!(r.poll_output().is_none());
+        assert_eq!(r.poll_timeout(), Timestamp::MAX);
+        let mut other = data(0, 0);
+        other.name = "/h/seq=1".parse().unwrap();
+        assert!(r.handle_data(Timestamp::ZERO, &other).is_err());
+    }
+}

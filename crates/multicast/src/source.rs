@@ -1,0 +1,290 @@
+//! The multicast source: SRMCC Algorithm 1 once per adaptation cycle
+//! (cc-core's [`SrmccSource`]), sequenced group Data announcing the current
+//! rate, and a pacer that releases packets at that rate.
+
+use bytes::Bytes;
+use cc_core::srmcc::{MccMessage, SrmccConfig, SrmccSource};
+use cc_core::{Duration, Timestamp};
+use icn_tlv::{MccFeedback, Name};
+
+use crate::error::McastError;
+use crate::pacer::Pacer;
+use crate::wire::{self, GroupPacket, Subscription, SubscriptionKind};
+
+/// Parameters of a source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceConfig {
+    /// Algorithm 1 parameters (γ, thresholds, initial rate 50 kbit/s, cycle).
+    pub srmcc: SrmccConfig,
+    /// RTT that sets the cycle (4 × RTT); `None` keeps `srmcc.default_rtt`.
+    pub rtt: Option<Duration>,
+    /// FreshnessPeriod of group Data.
+    pub freshness: Option<Duration>,
+    /// Pacer credit for late wake-ups.
+    pub pacer_credit: Duration,
+}
+
+impl Default for SourceConfig {
+    fn default() -> Self {
+        SourceConfig {
+            srmcc: SrmccConfig::default(),
+            rtt: None,
+            freshness: Some(Duration::from_millis(1000)),
+            pacer_credit: Duration::from_millis(2),
+        }
+    }
+}
+
+/// Counters of a source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceStats {
+    /// Group Data sent.
+    pub packets_sent: u64,
+    /// Wire bytes of group Data sent.
+    pub bytes_sent: u64,
+    /// MCC messages received.
+    pub feedback_in: u64,
+    /// MCC messages for another group.
+    pub feedback_rejected: u64,
+    /// Joins received (from the first-hop tree node).
+    pub joins_in: u64,
+    /// Leaves received.
+    pub leaves_in: u64,
+    /// Runs of Algorithm 1.
+    pub adaptations: u64,
+}
+
+/// A multicast source for one group.
+#[derive(Debug, Clone)]
+pub struct MulticastSource {
+    group: Name,
+    cfg: SourceConfig,
+    srmcc: SrmccSource,
+    pacer: Pacer,
+    next_seq: u64,
+    feedback_pending: bool,
+    last_feedback: Option<MccMessage>,
+    subscribed_until: Option<Timestamp>,
+    stats: SourceStats,
+}
+
+impl MulticastSource {
+    /// A source for `group` starting at the initial rate.
+    pub fn new(group: Name, cfg: SourceConfig, now: Timestamp) -> Self {
+        let mut srmcc = SrmccSource::new(cfg.srmcc);
+        if let Some(rtt) = cfg.rtt {
+            srmcc.set_rtt(rtt);
+        }
+        MulticastSource {
+            group,
+            pacer: Pacer::new(now, cfg.pacer_credit),
+            srmcc,
+            cfg,
+            next_seq: 0,
+            feedback_pending: false,
+            last_feedback: None,
+            subscribed_until: None,
+            stats: SourceStats::default(),
+        }
+    }
+
+    /// The group.
+    pub fn group(&self) -> &Name {
+        &self.group
+    }
+
+    /// A join/leave from the first-hop node: tells whether anyone listens.
+    ///
+    /// # Errors
+    /// [`McastError::UnknownGroup`] for another group.
+    pub fn handle_subscription(&mut self, now: Timestamp, sub: &Subscription) -> Result<(), McastError> {
+        if sub.group != self.group {
+            return Err(McastError::UnknownGroup);
+        }
+        match sub.kind {
+            SubscriptionKind::Join => {
+                self.stats.joins_in += 1;
+                self.subscribed_until = Some(now + sub.lifetime);
+            }
+            SubscriptionKind::Leave => {
+                self.stats.leaves_in += 1;
+                self.subscribed_until = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// True while a tree node holds a membership (a join not yet expired).
+    pub fn has_subscribers(&self, now: Timestamp) -> bool {
+        self.subscribed_until.is_some_and(|t| t > now)
+    }
+
+    /// The aggregated MCC message of the tree; the latest one drives the
+    /// next adaptation.
+    ///
+    /// # Errors
+    /// [`McastError::UnknownGroup`] for another group.
+    pub fn handle_feedback(&mut self, now: Timestamp, fb: &MccFeedback) -> Result<(), McastError> {
+        if fb.group != self.group {
+            self.stats.feedback_rejected += 1;
+            return Err(McastError::UnknownGroup);
+        }
+        let msg = wire::to_message(fb);
+        self.stats.feedback_in += 1;
+        self.last_feedback = Some(msg);
+        self.feedback_pending = true;
+        self.srmcc.on_feedback(now, msg);
+        Ok(())
+    }
+
+    /// Sets the RTT that sizes the adaptation cycle.
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.srmcc.set_rtt(rtt);
+    }
+
+    /// Runs Algorithm 1 if a cycle has elapsed since the last run and
+    /// feedback arrived since; returns the new rate.
+    pub fn handle_timeout(&mut self, now: Timestamp) -> Option<f64> {
+        if !self.feedback_pending {
+            return None;
+        }
+        let r = self.srmcc.poll(now)?;
+        self.feedback_pending = false;
+        self.stats.adaptations += 1;
+        Some(r)
+    }
+
+    /// The next adaptation time (when feedback is waiting), else never.
+    pub fn poll_timeout(&self) -> Timestamp {
+        if self.feedback_pending {
+            self.srmcc.poll_timeout()
+        } else {
+            Timestamp::MAX
+        }
+    }
+
+    /// When the pacer lets the next packet go.
+    pub fn next_send_time(&self) -> Timestamp {
+        self.pacer.next_send_time()
+    }
+
+    /// True when the pacer lets a packet go at `now`.
+    pub fn can_send(&self, now: Timestamp) -> bool {
+        self.pacer.can_send(now)
+    }
+
+    /// Builds the next group Data carrying `payload` and accounts it in the
+    /// pacer; the caller checks [`Self::can_send`] first (sending early is
+    /// accounted, so the average rate still holds).
+    pub fn send(&mut self, now: Timestamp, payload: Bytes, end: bool) -> Bytes {
+        let pkt = GroupPacket {
+            group: self.group.clone(),
+            seq: self.next_seq,
+            rate_bps: wire::rate_to_wire(self.srmcc.rate_bps()),
+            payload,
+            end,
+        };
+        let bytes = pkt.encode(self.cfg.freshness);
+        self.next_seq += 1;
+        self.pacer.on_send(now, bytes.len(), self.srmcc.rate_bps());
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += bytes.len() as u64;
+        bytes
+    }
+
+    /// The current sending rate (bit/s of Data wire bytes).
+    pub fn rate_bps(&self) -> f64 {
+        self.srmcc.rate_bps()
+    }
+
+    /// The sequence number of the next packet.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// The latest MCC message received.
+    pub fn last_feedback(&self) -> Option<&MccMessage> {
+        self.last_feedback.as_ref()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SourceStats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_tlv::{decode_packet, NetPacket};
+
+    fn src() -> MulticastSource {
+        MulticastSource::new("/g".parse().unwrap(), SourceConfig::default(), Timestamp::ZERO)
+    }
+
+    fn fb(max: u32, min: u32, fair: u64) -> MccFeedback {
+        MccFeedback {
+            group: "/g".parse().unwrap(),
+            max_occupancy_ppm: max,
+            min_occupancy_ppm: min,
+            min_fair_share_bps: fair,
+        }
+    }
+
+    #[test]
+    fn starts_at_50_kbps_and_paces_at_that_rate() {
+        let mut s = src();
+        assert_eq!(s.rate_bps(), 50_000.0);
+        let w = s.send(Timestamp::ZERO, Bytes::from(vec![0u8; 1000]), false);
+        let expect_ns = (w.len() as u64 * 8) * 1_000_000_000 / 50_000;
+        assert_eq!(s.next_send_time().as_nanos(), expect_ns);
+        let (_, net) = decode_packet(w).unwrap();
+        let Some(NetPacket::Data(d)) = net else { panic!() };
+        let p = GroupPacket::from_data(&d).unwrap();
+        assert_eq!((p.seq, p.rate_bps), (0, 50_000));
+        assert_eq!(s.next_seq(), 1);
+    }
+
+    #[test]
+    fn empty_tree_doubles_once_per_cycle_up_to_the_fair_share() {
+        let mut s = src();
+        let cycle = Duration::from_millis(400);
+        let mut now = Timestamp::ZERO;
+        let mut rates = Vec::new();
+        for _ in 0..8 {
+            s.handle_feedback(now, &fb(0, 0, 1_000_000)).unwrap();
+            if let Some(r) = s.handle_timeout(now) {
+                rates.push(r);
+            }
+            // A second message in the same cycle does not adapt again.
+            s.handle_feedback(now, &fb(0, 0, 1_000_000)).unwrap();
+            assert_eq!(s.handle_timeout(now + Duration::from_millis(1)), None);
+            now += cycle;
+        }
+        assert_eq!(&rates[..5], &[100_000.0, 200_000.0, 400_000.0, 800_000.0, 1_000_000.0]);
+        assert_eq!(s.stats().adaptations, 8);
+    }
+
+    #[test]
+    fn heavy_occupancy_above_fair_share_halves() {
+        let mut s = src();
+        s.handle_feedback(Timestamp::ZERO, &fb(900_000, 900_000, 10_000)).unwrap();
+        // R = 50k >= fair 10k and O > Oth2: both Rmin and Rmax halve, capped at 10k.
+        assert_eq!(s.handle_timeout(Timestamp::ZERO), Some(10_000.0));
+    }
+
+    #[test]
+    fn other_groups_and_subscriptions_are_refused() {
+        let mut s = src();
+        let mut other = fb(0, 0, 1);
+        other.group = "/h".parse().unwrap();
+        assert!(s.handle_feedback(Timestamp::ZERO, &other).is_err());
+        assert_eq!(s.poll_timeout(), Timestamp::MAX);
+        let j = Subscription::join("/g".parse().unwrap(), Duration::from_secs(3));
+        s.handle_subscription(Timestamp::ZERO, &j).unwrap();
+        assert!(s.has_subscribers(Timestamp::from_millis(2999)));
+        assert!(!s.has_subscribers(Timestamp::from_millis(3000)));
+        let j2 = Subscription::join("/h".parse().unwrap(), Duration::from_secs(3));
+        assert!(s.handle_subscription(Timestamp::ZERO, &j2).is_err());
+    }
+}
