@@ -1,6 +1,8 @@
 //! Arbitrary bytes through every decoder; whatever decodes must re-encode to
-//! something that decodes to the same value. Seeds: corpus/decode (the
-//! python-ndn vectors, see crates/tlv/testdata).
+//! something that decodes to the same value. Seeds: `seeds/decode` (the
+//! python-ndn vectors of crates/tlv/testdata, as binary). Run from
+//! crates/tlv: `cargo fuzz run decode fuzz/corpus/decode fuzz/seeds/decode`
+//! (the first directory collects new inputs and is git-ignored).
 #![no_main]
 
 use bytes::Bytes;
