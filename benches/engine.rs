@@ -54,8 +54,8 @@ fn bench_exchange(c: &mut Criterion) {
             consumer,
             interest_wire(&n, i as u32, Duration::from_secs(3600)),
         );
+        while fwd.poll_transmit(t0).is_some() {}
     }
-    while fwd.poll_transmit(t0).is_some() {}
     assert_eq!(fwd.counters().n_pit_entries as usize, PIT_PENDING);
 
     let exchanges: Vec<(Bytes, Bytes)> = (0..WORKING_SET)

@@ -118,7 +118,9 @@ impl TokenBucket {
         // 64-bit division when it fits: u128 division is a slow library call.
         let ns = match u64::try_from(missing) {
             Ok(m) => m.div_ceil(self.rate_bps),
-            Err(_) => u64::try_from(missing.div_ceil(u128::from(self.rate_bps))).unwrap_or(u64::MAX),
+            Err(_) => {
+                u64::try_from(missing.div_ceil(u128::from(self.rate_bps))).unwrap_or(u64::MAX)
+            }
         };
         Some(Duration::from_nanos(ns))
     }

@@ -157,7 +157,9 @@ impl Fetcher {
 
     /// The fatal error, if any.
     pub fn error(&self) -> Option<FetchError> {
-        self.error.clone().or_else(|| self.pipeline.error().cloned().map(FetchError::from))
+        self.error
+            .clone()
+            .or_else(|| self.pipeline.error().cloned().map(FetchError::from))
     }
 
     /// Packets that matched nothing outstanding.
@@ -206,7 +208,11 @@ impl Fetcher {
         match self.tagger.tag(now, req.segment, limit, &mut self.rng) {
             None => Some(wire),
             Some(cc) => {
-                let lp = LpPacket { cc, fragment: Some(wire), ..LpPacket::default() };
+                let lp = LpPacket {
+                    cc,
+                    fragment: Some(wire),
+                    ..LpPacket::default()
+                };
                 Some(lp.encode())
             }
         }
@@ -232,7 +238,12 @@ impl Fetcher {
             return None;
         }
         if self.versioned.is_none() {
-            return self.probes.iter().filter(|p| !p.dead && !p.due).map(|p| p.deadline).min();
+            return self
+                .probes
+                .iter()
+                .filter(|p| !p.dead && !p.due)
+                .map(|p| p.deadline)
+                .min();
         }
         self.pipeline.poll_timeout()
     }
@@ -308,12 +319,15 @@ impl Fetcher {
             ..DataFeedback::default()
         };
         self.tagger.on_data(now, seg, &fb, cc);
-        self.pipeline.handle_data(now, seg, d.content, final_seg, fb);
+        self.pipeline
+            .handle_data(now, seg, d.content, final_seg, fb);
     }
 
     fn on_discovery_data(&mut self, d: Data) {
         let nlen = self.name.len();
-        let md = self.name.append(Component::keyword(Bytes::from_static(METADATA_KEYWORD)));
+        let md = self
+            .name
+            .append(Component::keyword(Bytes::from_static(METADATA_KEYWORD)));
         let found = if md.is_prefix_of(&d.name) {
             Name::decode(d.content.clone())
                 .ok()
@@ -363,7 +377,14 @@ impl Fetcher {
 
 impl Probe {
     fn state(self, name: Name) -> ProbeState {
-        ProbeState { kind: self, name, deadline: Timestamp::ZERO, tries: 0, dead: false, due: true }
+        ProbeState {
+            kind: self,
+            name,
+            deadline: Timestamp::ZERO,
+            tries: 0,
+            dead: false,
+            due: true,
+        }
     }
 }
 

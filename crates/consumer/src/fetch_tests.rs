@@ -1,0 +1,161 @@
+//! Fetcher against an in-memory publisher, in virtual time.
+
+use super::*;
+use crate::publisher::{Content, Publisher, PublisherConfig};
+use crate::scheme::{build, SchemeOptions};
+use cc_core::LawKind;
+
+fn publisher(len: usize) -> (Publisher, Vec<u8>) {
+    let body: Vec<u8> = (0..len).map(|i| (i * 31 % 256) as u8).collect();
+    let cfg = PublisherConfig {
+        segment_size: 1000,
+        version: 42,
+        ..PublisherConfig::default()
+    };
+    (
+        Publisher::new(
+            "/f".parse().unwrap(),
+            Content::Memory(body.clone().into()),
+            cfg,
+        ),
+        body,
+    )
+}
+
+/// Runs a fetch where the link drops every `drop_every`-th Interest (0 = none).
+fn run(
+    kind: LawKind,
+    name: &str,
+    discovery: Discovery,
+    drop_every: u64,
+) -> (Fetcher, Vec<u8>, Vec<u8>) {
+    let (mut p, body) = publisher(25_500);
+    let opts = SchemeOptions {
+        kind,
+        rate: Some(crate::RateSpec::InterestsPerSec(2000.0)),
+        ..SchemeOptions::default()
+    };
+    let (law, tagger) = build(&opts);
+    let cfg = FetchConfig {
+        discovery,
+        seed: Some(3),
+        ..FetchConfig::default()
+    };
+    let mut f = Fetcher::new(name.parse().unwrap(), cfg, law, tagger);
+    let mut now = Timestamp::ZERO;
+    let mut out = Vec::new();
+    let mut in_flight: Vec<(Timestamp, Bytes)> = Vec::new();
+    let mut n = 0u64;
+    for _ in 0..100_000 {
+        while let Some(pkt) = f.poll_transmit(now) {
+            n += 1;
+            if drop_every != 0 && n % drop_every == 0 {
+                continue;
+            }
+            let (lp, i) = match decode_packet(pkt).unwrap() {
+                (lp, Some(NetPacket::Interest(i))) => (lp, i),
+                other => panic!("{other:?}"),
+            };
+            if let Some(d) = p.handle_interest_cc(&i, &lp.cc) {
+                in_flight.push((now + Duration::from_millis(5), d));
+            }
+        }
+        while let Some(c) = f.poll_output() {
+            out.extend_from_slice(&c);
+        }
+        if f.is_done() || f.error().is_some() {
+            break;
+        }
+        let next = in_flight.first().map(|x| x.0);
+        now = match (next, f.poll_timeout()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).expect("stalled"),
+        };
+        while in_flight.first().is_some_and(|x| x.0 <= now) {
+            let (_, d) = in_flight.remove(0);
+            f.handle_packet(now, d);
+        }
+        if f.poll_timeout().is_some_and(|t| t <= now) {
+            f.handle_timeout(now);
+        }
+    }
+    (f, out, body)
+}
+
+#[test]
+fn fetches_with_every_discovery_mode() {
+    for d in [Discovery::Auto, Discovery::Rdr, Discovery::Latest] {
+        let (f, out, body) = run(LawKind::Cubic, "/f", d, 0);
+        assert!(f.is_done(), "{d:?}: {:?}", f.error());
+        assert_eq!(out, body);
+        assert_eq!(f.versioned_name().unwrap().to_string(), "/f/v=42");
+    }
+    let (f, out, body) = run(LawKind::Aimd, "/f/v=42", Discovery::Auto, 0);
+    assert!(f.is_done());
+    assert_eq!(out, body);
+}
+
+#[test]
+fn every_scheme_completes_under_loss_with_retransmissions() {
+    for kind in LawKind::ALL {
+        let (f, out, body) = run(kind, "/f", Discovery::Auto, 7);
+        assert!(f.is_done(), "{kind}: {:?}", f.error());
+        assert_eq!(out, body, "{kind}");
+        let st = f.stats();
+        assert!(st.retransmissions > 0 && st.timeouts > 0, "{kind}: {st:?}");
+        assert_eq!(st.segments_received, 26);
+    }
+}
+
+#[test]
+fn missing_name_fails_discovery_after_retries() {
+    let (mut p, _) = publisher(10);
+    let (law, tagger) = build(&SchemeOptions::default());
+    let mut cfg = FetchConfig {
+        seed: Some(1),
+        ..FetchConfig::default()
+    };
+    cfg.pipeline.max_retries = Some(1);
+    let mut f = Fetcher::new("/nothing".parse().unwrap(), cfg, law, tagger);
+    let mut now = Timestamp::ZERO;
+    for _ in 0..20 {
+        while let Some(pkt) = f.poll_transmit(now) {
+            if let Ok((_, Some(NetPacket::Interest(i)))) = decode_packet(pkt) {
+                assert!(p.handle_interest(&i).is_none());
+            }
+        }
+        match f.poll_timeout() {
+            Some(t) => {
+                now = t;
+                f.handle_timeout(now);
+            }
+            None => break,
+        }
+    }
+    assert!(
+        matches!(f.error(), Some(FetchError::Discovery { .. })),
+        "{:?}",
+        f.error()
+    );
+}
+
+#[test]
+fn no_route_nack_on_a_segment_fails_the_fetch() {
+    let (law, tagger) = build(&SchemeOptions::default());
+    let mut f = Fetcher::new(
+        "/f/v=1".parse().unwrap(),
+        FetchConfig::default(),
+        law,
+        tagger,
+    );
+    let now = Timestamp::ZERO;
+    let pkt = f.poll_transmit(now).unwrap();
+    let lp = LpPacket {
+        nack: Some(NackReason::NoRoute),
+        fragment: Some(pkt),
+        ..LpPacket::default()
+    };
+    f.handle_packet(now, lp.encode());
+    // Segment 0 is below any final block: the only outstanding one failed.
+    assert!(f.error().is_some());
+}

@@ -56,7 +56,12 @@ impl ControlResponse {
         if el.typ() != CONTROL_RESPONSE {
             return Err(MgmtError::Malformed);
         }
-        let mut r = ControlResponse { code: 0, text: String::new(), face_id: None, name: None };
+        let mut r = ControlResponse {
+            code: 0,
+            text: String::new(),
+            face_id: None,
+            name: None,
+        };
         let mut saw_code = false;
         for c in el.children() {
             let c = c.map_err(|_| MgmtError::Malformed)?;
@@ -92,7 +97,10 @@ impl ControlResponse {
         if (200..300).contains(&self.code) {
             Ok(self)
         } else {
-            Err(MgmtError::Status { code: self.code, text: self.text })
+            Err(MgmtError::Status {
+                code: self.code,
+                text: self.text,
+            })
         }
     }
 }
@@ -175,7 +183,12 @@ pub fn command_interest(module: &str, verb: &str, params: Bytes, s: CommandSigni
 
 /// The rib/register command for `prefix`.
 pub fn rib_register(prefix: &Name, s: CommandSigning) -> Interest {
-    command_interest("rib", "register", register_parameters(prefix, None, None), s)
+    command_interest(
+        "rib",
+        "register",
+        register_parameters(prefix, None, None),
+        s,
+    )
 }
 
 #[cfg(test)]
@@ -183,7 +196,10 @@ mod tests {
     use super::*;
 
     fn hex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     #[test]
@@ -215,9 +231,24 @@ mod tests {
         write_nni_tlv(&mut inner, STATUS_CODE, 403);
         write_bytes_tlv(&mut inner, STATUS_TEXT, b"authorization rejected");
         write_bytes_tlv(&mut bad, CONTROL_RESPONSE, &inner);
-        let e = ControlResponse::decode(&bad).unwrap().into_result().unwrap_err();
-        assert_eq!(e, MgmtError::Status { code: 403, text: "authorization rejected".into() });
-        assert_eq!(ControlResponse::decode(&[0x65, 0x00]), Err(MgmtError::Malformed));
-        assert_eq!(ControlResponse::decode(&[0x06, 0x00]), Err(MgmtError::Malformed));
+        let e = ControlResponse::decode(&bad)
+            .unwrap()
+            .into_result()
+            .unwrap_err();
+        assert_eq!(
+            e,
+            MgmtError::Status {
+                code: 403,
+                text: "authorization rejected".into()
+            }
+        );
+        assert_eq!(
+            ControlResponse::decode(&[0x65, 0x00]),
+            Err(MgmtError::Malformed)
+        );
+        assert_eq!(
+            ControlResponse::decode(&[0x06, 0x00]),
+            Err(MgmtError::Malformed)
+        );
     }
 }

@@ -67,7 +67,9 @@ pub enum NackKind {
 /// A fatal fetch error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PipelineError {
-    #[error("reached the maximum number of retries ({retries}) while retrieving segment #{segment}")]
+    #[error(
+        "reached the maximum number of retries ({retries}) while retrieving segment #{segment}"
+    )]
     RetriesExhausted { segment: u64, retries: u32 },
     #[error("could not retrieve segment #{segment}: Nack reason {reason:?}")]
     Nack { segment: u64, reason: NackKind },
@@ -126,7 +128,9 @@ pub struct Pipeline {
 fn limit_value(l: SendLimit) -> f64 {
     match l {
         SendLimit::Window { interests } => interests,
-        SendLimit::Rate { interests_per_sec, .. } => interests_per_sec,
+        SendLimit::Rate {
+            interests_per_sec, ..
+        } => interests_per_sec,
     }
 }
 
@@ -238,16 +242,24 @@ impl Pipeline {
         let max = self.cfg.max_outstanding;
         match self.law.limit() {
             SendLimit::Window { interests } => {
-                let w = if interests.is_finite() { interests.floor().max(1.0) } else { 1.0 };
+                let w = if interests.is_finite() {
+                    interests.floor().max(1.0)
+                } else {
+                    1.0
+                };
                 Some((w.min(max as f64)) as u32)
             }
-            SendLimit::Rate { max_outstanding, .. } => Some(max_outstanding.clamp(1, max)),
+            SendLimit::Rate {
+                max_outstanding, ..
+            } => Some(max_outstanding.clamp(1, max)),
         }
     }
 
     fn rate_gap(&self) -> Option<Duration> {
         match self.law.limit() {
-            SendLimit::Rate { interests_per_sec, .. } => {
+            SendLimit::Rate {
+                interests_per_sec, ..
+            } => {
                 let ips = if interests_per_sec.is_finite() && interests_per_sec > 0.0 {
                     interests_per_sec.max(0.01)
                 } else {
@@ -264,7 +276,8 @@ impl Pipeline {
             return true;
         }
         let within_final = self.final_seg.is_none_or(|f| self.next_seg <= f);
-        within_final && self.next_seg < self.next_deliver + self.cfg.max_reorder_segments
+        within_final
+            && self.next_seg < self.next_deliver + self.cfg.max_reorder_segments
             && self.pending_failure.is_none()
     }
 
@@ -306,7 +319,10 @@ impl Pipeline {
                 let r = self.segs.get(&segment).map_or(0, |i| i.retx) + 1;
                 if let Some(max) = self.cfg.max_retries {
                     if r > max {
-                        self.fail(PipelineError::RetriesExhausted { segment, retries: max });
+                        self.fail(PipelineError::RetriesExhausted {
+                            segment,
+                            retries: max,
+                        });
                         return None;
                     }
                 }
@@ -320,7 +336,12 @@ impl Pipeline {
             let deadline = now + timeout;
             if let Some(old) = self.segs.insert(
                 segment,
-                SegInfo { state: SegState::InFlight, sent_at: now, deadline, retx },
+                SegInfo {
+                    state: SegState::InFlight,
+                    sent_at: now,
+                    deadline,
+                    retx,
+                },
             ) {
                 self.timers.remove(&(old.deadline, segment));
             }
@@ -332,7 +353,10 @@ impl Pipeline {
                 self.next_send_at = self.next_send_at.max(floor) + gap;
             }
             self.law.on_interest_sent(now, retransmission);
-            return Some(Request { segment, retransmission });
+            return Some(Request {
+                segment,
+                retransmission,
+            });
         }
     }
 
@@ -364,7 +388,9 @@ impl Pipeline {
             let limit = self.law.limit();
             let (window, rate_ips) = match limit {
                 SendLimit::Window { interests } => (Some(interests), None),
-                SendLimit::Rate { interests_per_sec, .. } => (None, Some(interests_per_sec)),
+                SendLimit::Rate {
+                    interests_per_sec, ..
+                } => (None, Some(interests_per_sec)),
             };
             let s = Sample {
                 t_s: (now - start).as_secs_f64(),
@@ -442,7 +468,9 @@ impl Pipeline {
                 return;
             }
         }
-        let Some(info) = self.segs.remove(&segment) else { return };
+        let Some(info) = self.segs.remove(&segment) else {
+            return;
+        };
         self.timers.remove(&(info.deadline, segment));
         if info.state == SegState::InFlight {
             self.in_flight -= 1;
@@ -450,7 +478,7 @@ impl Pipeline {
         self.high_data = self.high_data.max(segment);
         if info.retx == 0 && info.state == SegState::InFlight {
             let rtt = now - info.sent_at;
-            let n = ((self.in_flight as usize) + 1) / 2;
+            let n = (self.in_flight as usize).div_ceil(2);
             self.rtt.add_measurement(rtt, n.max(1));
             fb.rtt = Some(rtt);
         } else {
@@ -500,7 +528,9 @@ impl Pipeline {
         if self.stopped() {
             return;
         }
-        let Some(info) = self.segs.get(&segment).copied() else { return };
+        let Some(info) = self.segs.get(&segment).copied() else {
+            return;
+        };
         if info.state != SegState::InFlight {
             return;
         }
@@ -513,7 +543,10 @@ impl Pipeline {
             NackKind::Congestion => {
                 self.stats.nacks_congestion += 1;
                 self.enqueue_retx(segment, info);
-                let fb = NackFeedback { congestion: true, ..fb };
+                let fb = NackFeedback {
+                    congestion: true,
+                    ..fb
+                };
                 if !self.cfg.cwa || self.rec_point.is_none_or(|r| segment > r) {
                     let before = limit_value(self.law.limit());
                     self.law.on_nack(now, &fb);
@@ -530,15 +563,27 @@ impl Pipeline {
                 } else {
                     self.stats.nacks_other += 1;
                 }
-                self.law.on_nack(now, &NackFeedback { congestion: false, ..fb });
-                let e = PipelineError::Nack { segment, reason: kind };
+                self.law.on_nack(
+                    now,
+                    &NackFeedback {
+                        congestion: false,
+                        ..fb
+                    },
+                );
+                let e = PipelineError::Nack {
+                    segment,
+                    reason: kind,
+                };
                 match self.final_seg {
                     Some(f) if segment <= f => self.fail(e),
                     Some(_) => self.drop_segment(segment, info),
                     None => {
                         // Maybe beyond the end: decide once FinalBlockId is known.
                         self.drop_segment(segment, info);
-                        let earliest = self.pending_failure.as_ref().is_none_or(|(s, _)| segment < *s);
+                        let earliest = self
+                            .pending_failure
+                            .as_ref()
+                            .is_none_or(|(s, _)| segment < *s);
                         if earliest {
                             self.pending_failure = Some((segment, e));
                         }

@@ -29,19 +29,27 @@ impl ConsumerLaw for TestAimd {
         self.cwnd = self.ssthresh;
     }
     fn limit(&self) -> SendLimit {
-        SendLimit::Window { interests: self.cwnd }
+        SendLimit::Window {
+            interests: self.cwnd,
+        }
     }
 }
 
 fn aimd() -> Box<dyn ConsumerLaw + Send> {
-    Box::new(TestAimd { cwnd: 2.0, ssthresh: f64::INFINITY })
+    Box::new(TestAimd {
+        cwnd: 2.0,
+        ssthresh: f64::INFINITY,
+    })
 }
 
 /// A constant rate.
 struct TestRate(f64);
 impl ConsumerLaw for TestRate {
     fn limit(&self) -> SendLimit {
-        SendLimit::Rate { interests_per_sec: self.0, max_outstanding: 1000 }
+        SendLimit::Rate {
+            interests_per_sec: self.0,
+            max_outstanding: 1000,
+        }
     }
 }
 
@@ -50,7 +58,11 @@ fn ms(v: u64) -> Timestamp {
 }
 
 fn data(p: &mut Pipeline, now: Timestamp, seg: u64, fin: u64, mark: u64) {
-    let fb = DataFeedback { congestion_mark: mark, data_size_bytes: 100, ..Default::default() };
+    let fb = DataFeedback {
+        congestion_mark: mark,
+        data_size_bytes: 100,
+        ..Default::default()
+    };
     p.handle_data(now, seg, Bytes::from(vec![seg as u8; 10]), Some(fin), fb);
 }
 
@@ -145,7 +157,10 @@ fn marks_decrease_once_per_rtt() {
 
 #[test]
 fn ignore_marks_counts_without_decreasing() {
-    let cfg = PipelineConfig { ignore_marks: true, ..Default::default() };
+    let cfg = PipelineConfig {
+        ignore_marks: true,
+        ..Default::default()
+    };
     let mut p = Pipeline::new(cfg, aimd());
     drain(&mut p, ms(0));
     data(&mut p, ms(1), 0, 100, 1);
@@ -170,7 +185,19 @@ fn timeout_retransmits_with_backoff_and_karn() {
     assert_eq!(st.timeout_decreases, 0);
     assert_eq!(p.rtt().rto(), Duration::from_secs(2));
     let r = drain(&mut p, ms(1000));
-    assert_eq!(r, vec![Request { segment: 0, retransmission: true }, Request { segment: 1, retransmission: true }]);
+    assert_eq!(
+        r,
+        vec![
+            Request {
+                segment: 0,
+                retransmission: true
+            },
+            Request {
+                segment: 1,
+                retransmission: true
+            }
+        ]
+    );
     // A Data for a retransmitted Interest is not an RTT sample.
     data(&mut p, ms(1005), 0, 1, 0);
     assert_eq!(p.rtt().samples(), 0);
@@ -181,7 +208,10 @@ fn timeout_retransmits_with_backoff_and_karn() {
 
 #[test]
 fn retry_limit_fails_the_fetch() {
-    let cfg = PipelineConfig { max_retries: Some(2), ..Default::default() };
+    let cfg = PipelineConfig {
+        max_retries: Some(2),
+        ..Default::default()
+    };
     let mut p = Pipeline::new(cfg, Box::new(TestRate(1000.0)));
     let mut now = ms(0);
     assert_eq!(p.poll_transmit(now).map(|r| r.segment), Some(0));
@@ -193,7 +223,13 @@ fn retry_limit_fails_the_fetch() {
             break;
         }
     }
-    assert_eq!(p.error(), Some(&PipelineError::RetriesExhausted { segment: 0, retries: 2 }));
+    assert_eq!(
+        p.error(),
+        Some(&PipelineError::RetriesExhausted {
+            segment: 0,
+            retries: 2
+        })
+    );
     assert!(p.poll_transmit(now).is_none());
 }
 
@@ -216,7 +252,10 @@ fn rate_pacing_spaces_interests() {
 
 #[test]
 fn rate_pacer_catch_up_is_bounded() {
-    let cfg = PipelineConfig { max_burst: 4.0, ..Default::default() };
+    let cfg = PipelineConfig {
+        max_burst: 4.0,
+        ..Default::default()
+    };
     let mut p = Pipeline::new(cfg, Box::new(TestRate(1000.0)));
     assert!(p.poll_transmit(ms(0)).is_some());
     // Sleeping 100 ms does not release 100 Interests at once.
@@ -231,10 +270,22 @@ fn congestion_nack_retransmits_and_no_route_fails() {
     p.handle_nack(ms(1), 0, NackKind::Congestion, NackFeedback::default());
     let st = p.stats();
     assert_eq!((st.nacks, st.nacks_congestion), (1, 1));
-    assert_eq!(p.poll_transmit(ms(1)), Some(Request { segment: 0, retransmission: true }));
+    assert_eq!(
+        p.poll_transmit(ms(1)),
+        Some(Request {
+            segment: 0,
+            retransmission: true
+        })
+    );
     data(&mut p, ms(2), 0, 5, 0);
     p.handle_nack(ms(3), 1, NackKind::NoRoute, NackFeedback::default());
-    assert_eq!(p.error(), Some(&PipelineError::Nack { segment: 1, reason: NackKind::NoRoute }));
+    assert_eq!(
+        p.error(),
+        Some(&PipelineError::Nack {
+            segment: 1,
+            reason: NackKind::NoRoute
+        })
+    );
 }
 
 #[test]
@@ -270,14 +321,19 @@ fn out_of_order_data_is_reassembled() {
     assert!(p.poll_output().is_none());
     data(&mut p, ms(1), 0, 3, 0);
     data(&mut p, ms(1), 3, 3, 0);
-    let got: Vec<u8> = std::iter::from_fn(|| p.poll_output()).map(|c| c[0]).collect();
+    let got: Vec<u8> = std::iter::from_fn(|| p.poll_output())
+        .map(|c| c[0])
+        .collect();
     assert_eq!(got, vec![0, 1, 2, 3]);
     assert!(p.is_done());
 }
 
 #[test]
 fn reorder_window_bounds_requests() {
-    let cfg = PipelineConfig { max_reorder_segments: 5, ..Default::default() };
+    let cfg = PipelineConfig {
+        max_reorder_segments: 5,
+        ..Default::default()
+    };
     let mut p = Pipeline::new(cfg, Box::new(TestRate(1e9)));
     drain(&mut p, ms(0));
     assert_eq!(drain(&mut p, ms(1)).len(), 4);
@@ -294,7 +350,10 @@ fn time_series_is_sampled() {
     let st = p.stats();
     assert!(!st.series.is_empty());
     let w: Vec<f64> = st.series.iter().filter_map(|s| s.window).collect();
-    assert!(w.windows(2).all(|x| x[1] >= x[0]), "window never shrinks without loss: {w:?}");
+    assert!(
+        w.windows(2).all(|x| x[1] >= x[0]),
+        "window never shrinks without loss: {w:?}"
+    );
     assert!(st.goodput_bps > 0.0);
 }
 

@@ -99,7 +99,10 @@ impl Publisher {
             metadata_name: prefix.append(Component::keyword(Bytes::from_static(METADATA_KEYWORD))),
             prefix,
             content,
-            cfg: PublisherConfig { segment_size: seg as usize, ..cfg },
+            cfg: PublisherConfig {
+                segment_size: seg as usize,
+                ..cfg
+            },
             last_segment,
             stats: PublisherStats::default(),
         }
@@ -197,7 +200,14 @@ impl Publisher {
                 .map(|_| cc.downstream_rate_bps.map_or(max, |d| d.min(max))),
             ..CcFields::default()
         };
-        Some(LpPacket { cc: stamped, fragment: Some(data), ..LpPacket::default() }.encode())
+        Some(
+            LpPacket {
+                cc: stamped,
+                fragment: Some(data),
+                ..LpPacket::default()
+            }
+            .encode(),
+        )
     }
 
     fn answer(&mut self, interest: &Interest) -> Option<Bytes> {

@@ -1,0 +1,116 @@
+//! Publisher tests: segmentation, signatures, discovery answers.
+
+use super::*;
+
+fn publisher(len: usize, seg: usize) -> (Publisher, Bytes) {
+    let body: Bytes = (0..len)
+        .map(|i| (i % 251) as u8)
+        .collect::<Vec<u8>>()
+        .into();
+    let cfg = PublisherConfig {
+        segment_size: seg,
+        version: 7,
+        ..PublisherConfig::default()
+    };
+    (
+        Publisher::new("/a/b".parse().unwrap(), Content::Memory(body.clone()), cfg),
+        body,
+    )
+}
+
+fn interest(name: &str, cbp: bool) -> Interest {
+    let mut i = Interest::new(name.parse().unwrap());
+    i.can_be_prefix = cbp;
+    i.must_be_fresh = cbp;
+    i
+}
+
+#[test]
+fn segments_carry_content_final_block_and_digest() {
+    let (mut p, body) = publisher(2500, 1000);
+    assert_eq!(p.segment_count(), 3);
+    let mut got = Vec::new();
+    for n in 0..3u64 {
+        let wire = p
+            .handle_interest(&interest(&format!("/a/b/v=7/seg={n}"), false))
+            .unwrap();
+        let d = Data::decode(wire).unwrap();
+        assert!(d.verify_digest_sha256());
+        assert_eq!(d.meta.final_block_id, Some(Component::segment(2)));
+        got.extend_from_slice(&d.content);
+    }
+    assert_eq!(got, body.to_vec());
+    assert!(p
+        .handle_interest(&interest("/a/b/v=7/seg=3", false))
+        .is_none());
+    assert!(p
+        .handle_interest(&interest("/a/b/v=8/seg=0", false))
+        .is_none());
+    assert!(p.handle_interest(&interest("/other", true)).is_none());
+    assert_eq!(p.stats().data_sent, 3);
+}
+
+#[test]
+fn empty_content_is_one_empty_segment() {
+    let (mut p, _) = publisher(0, 1000);
+    assert_eq!(p.segment_count(), 1);
+    let d = Data::decode(
+        p.handle_interest(&interest("/a/b/v=7/seg=0", false))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(d.content.is_empty());
+}
+
+#[test]
+fn answers_rdr_metadata_and_can_be_prefix_discovery() {
+    let (mut p, _) = publisher(10, 1000);
+    let md = Data::decode(
+        p.handle_interest(&interest("/a/b/32=metadata", true))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        Name::decode(md.content.clone()).unwrap(),
+        *p.versioned_name()
+    );
+    assert!(p
+        .handle_interest(&interest("/a/b/32=metadata", false))
+        .is_none());
+    let d = Data::decode(p.handle_interest(&interest("/a/b", true)).unwrap()).unwrap();
+    assert_eq!(d.name.to_string(), "/a/b/v=7/seg=0");
+    assert!(p.handle_interest(&interest("/a/b", false)).is_none());
+}
+
+#[test]
+fn mapped_file_serves_the_same_bytes() {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let body: Vec<u8> = (0..20_000u32).map(|i| (i * 7) as u8).collect();
+    std::io::Write::write_all(&mut f, &body).unwrap();
+    // SAFETY: the temp file is private to this test and not modified while mapped.
+    let m = unsafe { memmap2::Mmap::map(f.as_file()) }.unwrap();
+    let cfg = PublisherConfig {
+        version: 1,
+        ..PublisherConfig::default()
+    };
+    let mut p = Publisher::new("/m".parse().unwrap(), Content::Mapped(Arc::new(m)), cfg);
+    assert_eq!(p.segment_count(), 3);
+    let d = Data::decode(p.handle_interest(&interest("/m/v=1/seg=2", false)).unwrap()).unwrap();
+    assert_eq!(&d.content[..], &body[16_000..]);
+}
+
+#[test]
+fn rate_scheme_interests_get_stamped_replies() {
+    let (mut p, _) = publisher(10, 1000);
+    let i = interest("/a/b/v=7/seg=0", false);
+    let cc = CcFields {
+        traffic_class: Some(icn_tlv::TrafficClass::Primary),
+        ..CcFields::default()
+    };
+    let wire = p.handle_interest_cc(&i, &cc).unwrap();
+    let lp = LpPacket::decode(wire).unwrap();
+    assert_eq!(lp.cc.primary_rate_bps, Some(10_000_000_000));
+    assert!(lp.fragment.is_some());
+    let plain = p.handle_interest_cc(&i, &CcFields::default()).unwrap();
+    assert!(Data::decode(plain).is_ok());
+}

@@ -85,7 +85,10 @@ pub struct SizeEwma {
 impl SizeEwma {
     /// `default_bytes` is used until the first Data arrives.
     pub fn new(default_bytes: f64) -> Self {
-        SizeEwma { avg_bytes: None, default_bytes }
+        SizeEwma {
+            avg_bytes: None,
+            default_bytes,
+        }
     }
     /// Folds in one Data size.
     pub fn add(&mut self, bytes: f64) {

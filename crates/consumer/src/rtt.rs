@@ -99,7 +99,10 @@ impl RttEstimator {
     }
 
     fn clamp(&self, s: f64) -> f64 {
-        s.clamp(self.cfg.min_rto.as_secs_f64(), self.cfg.max_rto.as_secs_f64())
+        s.clamp(
+            self.cfg.min_rto.as_secs_f64(),
+            self.cfg.max_rto.as_secs_f64(),
+        )
     }
 
     /// The current retransmission timeout.
@@ -144,7 +147,10 @@ mod tests {
 
     #[test]
     fn first_sample_sets_srtt_and_half_variation() {
-        let mut e = RttEstimator::new(RttConfig { k: 4.0, ..RttConfig::default() });
+        let mut e = RttEstimator::new(RttConfig {
+            k: 4.0,
+            ..RttConfig::default()
+        });
         assert_eq!(e.rto(), Duration::from_secs(1));
         e.add_measurement(ms(100), 1);
         assert_eq!(e.srtt(), Some(ms(100)));

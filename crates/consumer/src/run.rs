@@ -117,7 +117,9 @@ async fn sleep_opt(at: Option<tokio::time::Instant>) {
 }
 
 fn unix_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Registers `prefix` on the forwarder with a signed `rib/register` and
@@ -126,7 +128,11 @@ pub async fn register(face: &mut Face, prefix: &Name) -> Result<ControlResponse,
     let sender = face.sender();
     let mut rx = Vec::new();
     for _ in 0..3 {
-        let s = CommandSigning { time_ms: unix_ms(), sig_nonce: rand::random(), nonce: rand::random() };
+        let s = CommandSigning {
+            time_ms: unix_ms(),
+            sig_nonce: rand::random(),
+            nonce: rand::random(),
+        };
         let cmd = mgmt::rib_register(prefix, s);
         let want = cmd.encoded_name();
         sender.send(cmd.encode()).await?;
@@ -153,7 +159,9 @@ pub async fn register(face: &mut Face, prefix: &Name) -> Result<ControlResponse,
             }
         }
     }
-    Err(RunError::Register("no reply from the forwarder (timeout)".into()))
+    Err(RunError::Register(
+        "no reply from the forwarder (timeout)".into(),
+    ))
 }
 
 /// Serves Interests until the forwarder closes the face.

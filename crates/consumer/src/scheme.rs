@@ -65,7 +65,11 @@ pub fn parse_service_class(s: &str) -> Result<ServiceClass, String> {
         "af2" => ServiceClass::Af2,
         "af1" => ServiceClass::Af1,
         "be" => ServiceClass::Be,
-        _ => return Err(format!("unknown class {s:?} (cs7, cs6, ef, af4, af3, af2, af1, be)")),
+        _ => {
+            return Err(format!(
+                "unknown class {s:?} (cs7, cs6, ef, af4, af3, af2, af1, be)"
+            ))
+        }
     })
 }
 
@@ -78,18 +82,35 @@ pub fn build(opts: &SchemeOptions) -> (Box<dyn ConsumerLaw + Send>, Tagger) {
         Some(RateSpec::InterestsPerSec(p)) => p * 8.0 * size0,
         None => default_bps,
     };
-    let plain = Tagger { kind: opts.kind, inner: TagKind::Plain };
+    let plain = Tagger {
+        kind: opts.kind,
+        inner: TagKind::Plain,
+    };
     match opts.kind {
         LawKind::None | LawKind::Fixed => match opts.rate {
             None => {
-                let w = opts.init_cwnd.unwrap_or(if opts.kind == LawKind::None { 64.0 } else { 1.0 });
-                (Box::new(FixedWindow::new(FixedWindowConfig { window_interests: w })), plain)
+                let w = opts.init_cwnd.unwrap_or(if opts.kind == LawKind::None {
+                    64.0
+                } else {
+                    1.0
+                });
+                (
+                    Box::new(FixedWindow::new(FixedWindowConfig {
+                        window_interests: w,
+                    })),
+                    plain,
+                )
             }
             Some(RateSpec::InterestsPerSec(ips)) => {
-                let cfg = FixedRateConfig { interests_per_sec: ips, max_outstanding: max_out };
+                let cfg = FixedRateConfig {
+                    interests_per_sec: ips,
+                    max_outstanding: max_out,
+                };
                 (Box::new(FixedRate::new(cfg)), plain)
             }
-            Some(RateSpec::BitsPerSec(bps)) => (Box::new(DeflatedRate::new(bps, size0, max_out)), plain),
+            Some(RateSpec::BitsPerSec(bps)) => {
+                (Box::new(DeflatedRate::new(bps, size0, max_out)), plain)
+            }
         },
         LawKind::Aimd | LawKind::Pcon => {
             let cfg = AimdConfig {
@@ -118,7 +139,10 @@ pub fn build(opts: &SchemeOptions) -> (Box<dyn ConsumerLaw + Send>, Tagger) {
                 max_window: f64::from(max_out),
                 ..WincmConsumerConfig::default()
             };
-            (Box::new(MarksGate::new(WincmConsumer::new(cfg), opts.ignore_marks)), plain)
+            (
+                Box::new(MarksGate::new(WincmConsumer::new(cfg), opts.ignore_marks)),
+                plain,
+            )
         }
         LawKind::Rcp => {
             let cfg = RateConsumerConfig {
@@ -129,7 +153,13 @@ pub fn build(opts: &SchemeOptions) -> (Box<dyn ConsumerLaw + Send>, Tagger) {
             };
             // RCP is single-class MIRCC: mark Interests primary so that
             // producers and forwarders stamp rates on the Data.
-            (Box::new(RateConsumer::new(cfg)), Tagger { kind: opts.kind, inner: TagKind::Primary })
+            (
+                Box::new(RateConsumer::new(cfg)),
+                Tagger {
+                    kind: opts.kind,
+                    inner: TagKind::Primary,
+                },
+            )
         }
         LawKind::Mircc => {
             let cfg = MirccConsumerConfig {
@@ -141,19 +171,36 @@ pub fn build(opts: &SchemeOptions) -> (Box<dyn ConsumerLaw + Send>, Tagger) {
             let shared = Arc::new(Mutex::new(MirccConsumer::new(cfg)));
             let tagger = Tagger {
                 kind: opts.kind,
-                inner: TagKind::Mircc { law: shared.clone(), hints: HashMap::new() },
+                inner: TagKind::Mircc {
+                    law: shared.clone(),
+                    hints: HashMap::new(),
+                },
             };
             (Box::new(SharedMircc(shared)), tagger)
         }
         LawKind::Ccc => {
-            let objective = opts.objective.unwrap_or(RateSpec::BitsPerSec(rate_bps(1e9)));
+            let objective = opts
+                .objective
+                .unwrap_or(RateSpec::BitsPerSec(rate_bps(1e9)));
             let law = CccConsumer::new(objective, size0, max_out);
-            let tagger = Tagger { kind: opts.kind, inner: TagKind::Ccc { objective, size: SizeEwma::new(size0) } };
+            let tagger = Tagger {
+                kind: opts.kind,
+                inner: TagKind::Ccc {
+                    objective,
+                    size: SizeEwma::new(size0),
+                },
+            };
             (Box::new(law), tagger)
         }
         LawKind::Qsccp => {
             let law = QsccpConsumer::new(rate_bps(100_000.0), size0, max_out);
-            (Box::new(law), Tagger { kind: opts.kind, inner: TagKind::Qsccp { class: opts.class } })
+            (
+                Box::new(law),
+                Tagger {
+                    kind: opts.kind,
+                    inner: TagKind::Qsccp { class: opts.class },
+                },
+            )
         }
     }
 }
@@ -167,9 +214,17 @@ pub struct Tagger {
 enum TagKind {
     Plain,
     Primary,
-    Mircc { law: Arc<Mutex<MirccConsumer>>, hints: HashMap<u64, u64> },
-    Ccc { objective: RateSpec, size: SizeEwma },
-    Qsccp { class: ServiceClass },
+    Mircc {
+        law: Arc<Mutex<MirccConsumer>>,
+        hints: HashMap<u64, u64>,
+    },
+    Ccc {
+        objective: RateSpec,
+        size: SizeEwma,
+    },
+    Qsccp {
+        class: ServiceClass,
+    },
 }
 
 /// Most steering hints remembered for outstanding segments.
@@ -178,7 +233,10 @@ const MAX_HINTS: usize = 1 << 17;
 impl Tagger {
     /// A tagger that adds nothing.
     pub fn plain(kind: LawKind) -> Self {
-        Tagger { kind, inner: TagKind::Plain }
+        Tagger {
+            kind,
+            inner: TagKind::Plain,
+        }
     }
 
     /// The scheme's CLI name.
@@ -201,7 +259,10 @@ impl Tagger {
                 ..CcFields::default()
             }),
             TagKind::Mircc { law, hints } => {
-                let plan = law.lock().unwrap_or_else(PoisonError::into_inner).next_interest(rng);
+                let plan = law
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .next_interest(rng);
                 if hints.len() >= MAX_HINTS {
                     hints.clear();
                 }
@@ -219,7 +280,9 @@ impl Tagger {
                 })
             }
             TagKind::Ccc { objective, size } => Some(CcFields {
-                pace_objective_milli_ips: Some(ips_to_wire(objective.interests_per_sec(size.get()))),
+                pace_objective_milli_ips: Some(ips_to_wire(
+                    objective.interests_per_sec(size.get()),
+                )),
                 ..CcFields::default()
             }),
             TagKind::Qsccp { class } => Some(CcFields {
@@ -241,7 +304,9 @@ impl Tagger {
             TagKind::Mircc { law, hints } => {
                 let sent = hints.remove(&segment);
                 let reflected = cc.steering_hint.or(sent);
-                law.lock().unwrap_or_else(PoisonError::into_inner).on_path_data(now, fb, reflected);
+                law.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .on_path_data(now, fb, reflected);
             }
             TagKind::Ccc { size, .. } => size.add(f64::from(fb.data_size_bytes)),
             _ => {}
@@ -267,7 +332,11 @@ pub struct DeflatedRate {
 
 impl DeflatedRate {
     pub fn new(rate_bps: f64, initial_size_bytes: f64, max_outstanding: u32) -> Self {
-        DeflatedRate { rate_bps, size: SizeEwma::new(initial_size_bytes), max_outstanding }
+        DeflatedRate {
+            rate_bps,
+            size: SizeEwma::new(initial_size_bytes),
+            max_outstanding,
+        }
     }
 }
 
@@ -277,7 +346,8 @@ impl ConsumerLaw for DeflatedRate {
     }
     fn limit(&self) -> SendLimit {
         SendLimit::Rate {
-            interests_per_sec: RateSpec::BitsPerSec(self.rate_bps).interests_per_sec(self.size.get()),
+            interests_per_sec: RateSpec::BitsPerSec(self.rate_bps)
+                .interests_per_sec(self.size.get()),
             max_outstanding: self.max_outstanding,
         }
     }
@@ -301,7 +371,10 @@ impl<L: ConsumerLaw> ConsumerLaw for MarksGate<L> {
     }
     fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
         if self.ignore_marks {
-            let fb = DataFeedback { congestion_mark: 0, ..*fb };
+            let fb = DataFeedback {
+                congestion_mark: 0,
+                ..*fb
+            };
             self.law.on_data(now, &fb);
         } else {
             self.law.on_data(now, fb);
@@ -325,13 +398,22 @@ struct SharedMircc(Arc<Mutex<MirccConsumer>>);
 impl ConsumerLaw for SharedMircc {
     fn on_data(&mut self, _now: Timestamp, _fb: &DataFeedback) {}
     fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).on_nack(now, fb);
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .on_nack(now, fb);
     }
     fn on_timeout(&mut self, now: Timestamp) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).on_timeout(now);
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .on_timeout(now);
     }
     fn limit(&self) -> SendLimit {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).limit()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .limit()
     }
 }
 
@@ -346,7 +428,12 @@ pub struct CccConsumer {
 
 impl CccConsumer {
     pub fn new(objective: RateSpec, initial_size_bytes: f64, max_outstanding: u32) -> Self {
-        CccConsumer { objective, constraint_ips: None, size: SizeEwma::new(initial_size_bytes), max_outstanding }
+        CccConsumer {
+            objective,
+            constraint_ips: None,
+            size: SizeEwma::new(initial_size_bytes),
+            max_outstanding,
+        }
     }
 }
 
@@ -360,7 +447,10 @@ impl ConsumerLaw for CccConsumer {
     fn limit(&self) -> SendLimit {
         let obj = self.objective.interests_per_sec(self.size.get());
         let ips = self.constraint_ips.map_or(obj, |c| c.min(obj));
-        SendLimit::Rate { interests_per_sec: ips, max_outstanding: self.max_outstanding }
+        SendLimit::Rate {
+            interests_per_sec: ips,
+            max_outstanding: self.max_outstanding,
+        }
     }
 }
 
@@ -379,7 +469,12 @@ pub const QSCCP_BETA: f64 = 0.8;
 
 impl QsccpConsumer {
     pub fn new(initial_rate_bps: f64, initial_size_bytes: f64, max_outstanding: u32) -> Self {
-        QsccpConsumer { rate_bps: initial_rate_bps, seen_target: false, size: SizeEwma::new(initial_size_bytes), max_outstanding }
+        QsccpConsumer {
+            rate_bps: initial_rate_bps,
+            seen_target: false,
+            size: SizeEwma::new(initial_size_bytes),
+            max_outstanding,
+        }
     }
     /// The smoothed rate (bit/s).
     pub fn rate_bps(&self) -> f64 {

@@ -104,7 +104,11 @@ impl FetchStats {
         let _ = writeln!(s, "Congestion control: {}", self.scheme);
         let _ = writeln!(s, "Time elapsed: {:.3} milliseconds", self.elapsed_s * 1e3);
         let _ = writeln!(s, "Segments received: {}", self.segments_received);
-        let _ = writeln!(s, "Transferred size: {} kB", self.bytes_received as f64 / 1e3);
+        let _ = writeln!(
+            s,
+            "Transferred size: {} kB",
+            self.bytes_received as f64 / 1e3
+        );
         let _ = writeln!(s, "Goodput: {}", format_bit_rate(self.goodput_bps));
         let _ = writeln!(
             s,

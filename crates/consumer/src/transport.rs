@@ -24,15 +24,32 @@ pub enum Endpoint {
 impl FromStr for Endpoint {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let with_port = |a: &str| if a.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) && !a.ends_with(']') { a.to_string() } else { format!("{a}:6363") };
+        let with_port = |a: &str| {
+            if a.rsplit_once(':')
+                .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+                && !a.ends_with(']')
+            {
+                a.to_string()
+            } else {
+                format!("{a}:6363")
+            }
+        };
         if let Some(p) = s.strip_prefix("unix://") {
             if p.is_empty() {
                 return Err("unix:// needs a path, e.g. unix:///run/nfd/nfd.sock".into());
             }
             Ok(Endpoint::Unix(PathBuf::from(p)))
-        } else if let Some(a) = s.strip_prefix("tcp://").or_else(|| s.strip_prefix("tcp4://")).or_else(|| s.strip_prefix("tcp6://")) {
+        } else if let Some(a) = s
+            .strip_prefix("tcp://")
+            .or_else(|| s.strip_prefix("tcp4://"))
+            .or_else(|| s.strip_prefix("tcp6://"))
+        {
             Ok(Endpoint::Tcp(with_port(a.trim_end_matches('/'))))
-        } else if let Some(a) = s.strip_prefix("udp://").or_else(|| s.strip_prefix("udp4://")).or_else(|| s.strip_prefix("udp6://")) {
+        } else if let Some(a) = s
+            .strip_prefix("udp://")
+            .or_else(|| s.strip_prefix("udp4://"))
+            .or_else(|| s.strip_prefix("udp6://"))
+        {
             Ok(Endpoint::Udp(with_port(a.trim_end_matches('/'))))
         } else {
             Err(format!("unsupported transport {s:?}: expected unix:///path, tcp://host:port or udp://host:port"))
@@ -50,7 +67,11 @@ pub fn default_endpoint() -> Result<Endpoint, String> {
     }
     let new = Path::new("/run/nfd/nfd.sock");
     let old = Path::new("/run/nfd.sock");
-    Ok(Endpoint::Unix(if !new.exists() && old.exists() { old.into() } else { new.into() }))
+    Ok(Endpoint::Unix(if !new.exists() && old.exists() {
+        old.into()
+    } else {
+        new.into()
+    }))
 }
 
 /// Splits a byte stream into whole TLV elements.
@@ -74,7 +95,10 @@ fn varnum(b: &[u8]) -> Option<(u64, usize)> {
         254 => 4,
         255 => 8,
     };
-    let v = b.get(1..1 + n)?.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x));
+    let v = b
+        .get(1..1 + n)?
+        .iter()
+        .fold(0u64, |a, x| (a << 8) | u64::from(*x));
     Some((v, 1 + n))
 }
 
@@ -91,8 +115,12 @@ impl StreamFramer {
 
     /// The next complete element, if buffered.
     pub fn next_packet(&mut self) -> Result<Option<Bytes>, FrameError> {
-        let Some((_, tl)) = varnum(&self.buf) else { return Ok(None) };
-        let Some((len, ll)) = varnum(&self.buf[tl..]) else { return Ok(None) };
+        let Some((_, tl)) = varnum(&self.buf) else {
+            return Ok(None);
+        };
+        let Some((len, ll)) = varnum(&self.buf[tl..]) else {
+            return Ok(None);
+        };
         let total = (tl + ll) as u64 + len;
         if total > MAX_PACKET as u64 {
             return Err(FrameError::TooLarge(total));
@@ -125,7 +153,10 @@ pub struct Sender(mpsc::Sender<Bytes>);
 impl Sender {
     /// Queues bytes for the writer task.
     pub async fn send(&self, b: Bytes) -> io::Result<()> {
-        self.0.send(b).await.map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "face closed"))
+        self.0
+            .send(b)
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "face closed"))
     }
 }
 
@@ -135,7 +166,9 @@ impl Face {
         let (tx, mut rx) = mpsc::channel::<Bytes>(256);
         match ep {
             Endpoint::Unix(p) => {
-                let s = UnixStream::connect(p).await.map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {}: {e}", p.display())))?;
+                let s = UnixStream::connect(p).await.map_err(|e| {
+                    io::Error::new(e.kind(), format!("cannot connect to {}: {e}", p.display()))
+                })?;
                 let (r, mut w) = s.into_split();
                 let writer = tokio::spawn(async move {
                     while let Some(b) = rx.recv().await {
@@ -143,10 +176,16 @@ impl Face {
                     }
                     Ok(())
                 });
-                Ok(Face { reader: Reader::Stream(Box::new(r), StreamFramer::default()), tx, writer })
+                Ok(Face {
+                    reader: Reader::Stream(Box::new(r), StreamFramer::default()),
+                    tx,
+                    writer,
+                })
             }
             Endpoint::Tcp(a) => {
-                let s = TcpStream::connect(a).await.map_err(|e| io::Error::new(e.kind(), format!("cannot connect to tcp://{a}: {e}")))?;
+                let s = TcpStream::connect(a).await.map_err(|e| {
+                    io::Error::new(e.kind(), format!("cannot connect to tcp://{a}: {e}"))
+                })?;
                 s.set_nodelay(true)?;
                 let (r, mut w) = s.into_split();
                 let writer = tokio::spawn(async move {
@@ -155,11 +194,21 @@ impl Face {
                     }
                     Ok(())
                 });
-                Ok(Face { reader: Reader::Stream(Box::new(r), StreamFramer::default()), tx, writer })
+                Ok(Face {
+                    reader: Reader::Stream(Box::new(r), StreamFramer::default()),
+                    tx,
+                    writer,
+                })
             }
             Endpoint::Udp(a) => {
-                let remote = tokio::net::lookup_host(a).await?.next().ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("cannot resolve {a}")))?;
-                let local = if remote.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+                let remote = tokio::net::lookup_host(a).await?.next().ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, format!("cannot resolve {a}"))
+                })?;
+                let local = if remote.is_ipv4() {
+                    "0.0.0.0:0"
+                } else {
+                    "[::]:0"
+                };
                 let s = std::sync::Arc::new(UdpSocket::bind(local).await?);
                 s.connect(remote).await?;
                 let ws = s.clone();
@@ -175,7 +224,11 @@ impl Face {
                     }
                     Ok(())
                 });
-                Ok(Face { reader: Reader::Udp(s, vec![0u8; MAX_PACKET]), tx, writer })
+                Ok(Face {
+                    reader: Reader::Udp(s, vec![0u8; MAX_PACKET]),
+                    tx,
+                    writer,
+                })
             }
         }
     }
@@ -190,7 +243,10 @@ impl Face {
     pub async fn recv(&mut self, out: &mut Vec<Bytes>) -> io::Result<bool> {
         match &mut self.reader {
             Reader::Stream(r, framer) => loop {
-                while let Some(p) = framer.next_packet().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))? {
+                while let Some(p) = framer
+                    .next_packet()
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+                {
                     out.push(p);
                 }
                 if !out.is_empty() {
@@ -231,7 +287,10 @@ mod tests {
     fn framer_splits_back_to_back_and_partial_elements() {
         let mut f = StreamFramer::default();
         f.push(&[0x05, 0x02, 0xaa, 0xbb, 0x64, 0x00, 0x06]);
-        assert_eq!(f.next_packet().unwrap().unwrap().as_ref(), &[0x05, 0x02, 0xaa, 0xbb]);
+        assert_eq!(
+            f.next_packet().unwrap().unwrap().as_ref(),
+            &[0x05, 0x02, 0xaa, 0xbb]
+        );
         assert_eq!(f.next_packet().unwrap().unwrap().as_ref(), &[0x64, 0x00]);
         assert_eq!(f.next_packet().unwrap(), None);
         f.push(&[0xfd, 0x01]);
@@ -247,9 +306,18 @@ mod tests {
 
     #[test]
     fn endpoints_parse() {
-        assert_eq!("unix:///tmp/x.sock".parse(), Ok(Endpoint::Unix("/tmp/x.sock".into())));
-        assert_eq!("udp://127.0.0.1:6363".parse(), Ok(Endpoint::Udp("127.0.0.1:6363".into())));
-        assert_eq!("tcp://localhost".parse(), Ok(Endpoint::Tcp("localhost:6363".into())));
+        assert_eq!(
+            "unix:///tmp/x.sock".parse(),
+            Ok(Endpoint::Unix("/tmp/x.sock".into()))
+        );
+        assert_eq!(
+            "udp://127.0.0.1:6363".parse(),
+            Ok(Endpoint::Udp("127.0.0.1:6363".into()))
+        );
+        assert_eq!(
+            "tcp://localhost".parse(),
+            Ok(Endpoint::Tcp("localhost:6363".into()))
+        );
         assert!("http://x".parse::<Endpoint>().is_err());
     }
 }

@@ -169,17 +169,15 @@ impl Default for MulticastConfig {
     }
 }
 
-/// An Ethernet (AF_PACKET) multicast face on one interface.
+/// An Ethernet (AF_PACKET) multicast face on one interface, plus on-demand
+/// unicast faces for the peers that address this host.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EthernetConfig {
     pub interface: String,
-    #[serde(default = "default_eth_mtu")]
-    pub mtu: usize,
-}
-
-fn default_eth_mtu() -> usize {
-    1500
+    /// Face MTU; absent = the interface's MTU, and never above it.
+    #[serde(default)]
+    pub mtu: Option<usize>,
 }
 
 /// A permanent face opened at start.
@@ -282,11 +280,18 @@ impl Config {
         FaceUri::parse(&self.face[i].uri).map_err(|e| invalid(format!("face[{i}].uri"), e))
     }
 
-    /// Routes with parsed names, each referring to a configured face.
+    /// Routes with parsed names, each referring to a configured face: a
+    /// `[[face]]` uri, `dev://IFNAME` for the Ethernet multicast face of an
+    /// `[[ethernet]]` interface, or the `[multicast]` group URI for every
+    /// UDP multicast face.
     pub fn routes(&self) -> Result<Vec<ResolvedRoute>, ConfigError> {
-        let faces: Vec<FaceUri> = (0..self.face.len())
+        let mut faces: Vec<FaceUri> = (0..self.face.len())
             .map(|i| self.face_uri(i))
             .collect::<Result<_, _>>()?;
+        faces.extend(self.ethernet.iter().map(|e| FaceUri::Dev(e.interface.clone())));
+        if self.multicast.enabled {
+            faces.push(FaceUri::Udp(self.multicast.group));
+        }
         self.route
             .iter()
             .enumerate()
@@ -300,7 +305,10 @@ impl Config {
                 if !faces.contains(&face) {
                     return Err(invalid(
                         format!("route[{i}].face"),
-                        format!("{} is not the uri of any [[face]]", r.face),
+                        format!(
+                            "{} is not the uri of any [[face]], [[ethernet]] (dev://IFNAME) or enabled [multicast] group",
+                            r.face
+                        ),
                     ));
                 }
                 Ok(ResolvedRoute {
@@ -387,6 +395,33 @@ mod tests {
         assert!(e.to_string().contains("udp.mtu"), "{e}");
         let e = Config::from_toml_str("[cc]\nscheme = \"mircc\"\n").unwrap_err();
         assert!(e.to_string().contains("scheme"), "{e}");
+    }
+
+    #[test]
+    fn routes_may_name_multicast_faces() {
+        let c = Config::from_toml_str(
+            r#"
+            [multicast]
+            enabled = true
+            interfaces = ["10.0.0.1"]
+            [[ethernet]]
+            interface = "veth0"
+            [[route]]
+            prefix = "/a"
+            face = "dev://veth0"
+            [[route]]
+            prefix = "/b"
+            face = "udp4://224.0.23.170:56363"
+            "#,
+        )
+        .unwrap();
+        let r = c.routes().unwrap();
+        assert_eq!(r[0].face, FaceUri::Dev("veth0".into()));
+        assert_eq!(r[1].face, FaceUri::Udp(c.multicast.group));
+        assert_eq!(c.ethernet[0].mtu, None);
+        let e = Config::from_toml_str("[[route]]\nprefix = \"/a\"\nface = \"dev://eth9\"\n")
+            .unwrap_err();
+        assert!(e.to_string().contains("route[0].face"), "{e}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use icn_tlv::Name;
 
 use crate::engine::{EngineConfig, EngineEvent, FaceId, FaceParams, Forwarder, Transmit};
 use crate::mgmt::{
-    FaceCreateRequest, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager, ManagerConfig,
+    FaceCreateRequest, FaceState, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager, ManagerConfig,
     MgmtEvent, PacketCounters, RibError, Route, StrategyChoiceStatus,
 };
 
@@ -188,6 +188,29 @@ impl FwdOps for EngineOps<'_> {
                     n_out_bytes: c.n_out_bytes,
                     flags: f.params.flags(),
                 }
+            })
+            .collect()
+    }
+
+    fn face_states(&self) -> Vec<FaceState> {
+        self.0
+            .faces()
+            .map(|(id, f)| FaceState {
+                face_id: id.0,
+                capacity_bps: f.params.capacity_bps,
+                queue_interests: f.queue.interest_packets as u64,
+                queue_interest_bytes: f.queue.interest_bytes as u64,
+                queue_data: f.queue.data_packets as u64,
+                queue_data_bytes: f.queue.data_bytes as u64,
+                queue_frames: f.queue.ready_frames as u64,
+                n_out_frames: f.counters.n_out_frames,
+                n_out_marked: f.counters.n_out_marked,
+                drops: f
+                    .counters
+                    .drops
+                    .nonzero()
+                    .map(|(r, c)| (r.as_str().to_owned(), c))
+                    .collect(),
             })
             .collect()
     }

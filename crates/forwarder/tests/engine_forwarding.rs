@@ -376,3 +376,40 @@ fn unsolicited_data_is_dropped_and_counted() {
     assert_eq!(c.n_cs_entries, 0);
     let _ = FaceId::INTERNAL;
 }
+
+#[test]
+fn next_hop_face_id_is_honoured_from_local_faces_only_and_local_fields_report_incoming_face() {
+    use icn_forwarder::engine::FaceParams;
+    let mut net = Network::new(6);
+    let a = net.add_node(EngineConfig::default());
+    let b = net.add_node(EngineConfig::default());
+    let (_, ba) = net.connect(a, b, LinkParams::default());
+    let c = net.add_consumer(a);
+    let (s1, f1) = net.add_app(a, None);
+    let params = FaceParams {
+        local_fields: true,
+        ..FaceParams::local("app://fields")
+    };
+    let (s2, f2) = net.add_app_with(a, params, None);
+    net.node_mut(a).fib_add_nexthop(&name("/p"), f1, 1).unwrap();
+    let frame = LpPacket {
+        next_hop_face_id: Some(f2.0),
+        ..LpPacket::from_fragment(interest("/p/x", 1))
+    }
+    .encode();
+    net.send(c, frame.clone());
+    net.run_for(ms(1));
+    assert!(net.inbox(s1).is_empty(), "NextHopFaceId overrides the FIB");
+    assert_eq!(net.inbox(s2).len(), 1);
+    assert_eq!(
+        net.inbox(s2)[0].lp.incoming_face_id,
+        Some(net.app_face(c).0)
+    );
+    // From a peer the field is refused.
+    let now = net.now();
+    net.node_mut(b).handle_packet(now, ba, frame);
+    assert_eq!(
+        net.node(b).counters().drops.get(DropReason::NextHopFaceId),
+        1
+    );
+}

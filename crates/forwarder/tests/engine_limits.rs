@@ -7,7 +7,7 @@ use icn_forwarder::engine::{
     QueueView,
 };
 use icn_forwarder::testing::{data, interest, LinkParams, Network};
-use icn_tlv::{LpPacket, Name};
+use icn_tlv::{LpPacket, NackReason, Name};
 
 fn name(s: &str) -> Name {
     s.parse().expect("valid name")
@@ -35,6 +35,12 @@ fn pit_flood_is_bounded_and_counted() {
     assert_eq!(cnt.n_pit_entries, 100);
     assert_eq!(cnt.drops.get(DropReason::PitFull), 900);
     net.node(a).check_invariants().unwrap();
+    let congestion = net
+        .inbox(c)
+        .iter()
+        .filter(|r| r.nack().map(|n| n.0) == Some(NackReason::Congestion))
+        .count();
+    assert_eq!(congestion, 900, "PIT overload answers Nack(Congestion)");
     // Entries expire and the table accepts new Interests again.
     net.run_for(Duration::from_secs(5));
     assert_eq!(net.node(a).counters().n_pit_entries, 0);
@@ -261,10 +267,25 @@ fn egress_queue_bound_drops_excess() {
         .unwrap();
     for i in 0..30u32 {
         net.send(c, interest(&format!("/p/{i}"), i));
+        // Deliver the Nacks at once: the consumer face's queue is bounded too.
+        net.run_for(Duration::ZERO);
     }
     let f = net.node(a).face(slow).unwrap();
+    // One Interest left at once (pacing lets the first frame go), ten wait.
     assert_eq!(f.queue.interest_packets, 10);
-    assert_eq!(f.counters.drops.get(DropReason::QueueFull), 20);
+    let dropped = f.counters.drops.get(DropReason::QueueFull);
+    assert_eq!(dropped, 19);
+    let nacks: Vec<_> = net
+        .inbox(c)
+        .iter()
+        .filter_map(|r| r.nack().map(|n| n.0))
+        .collect();
+    assert_eq!(
+        nacks,
+        vec![NackReason::Congestion; 19],
+        "a full upstream queue is local congestion"
+    );
+    assert_eq!(net.node(a).counters().n_pit_entries, 11);
 }
 
 #[test]
@@ -278,4 +299,28 @@ fn malformed_and_idle_input_is_counted_not_fatal() {
     let cnt = net.node(a).counters();
     assert_eq!(cnt.drops.get(DropReason::Malformed), 2);
     assert_eq!(cnt.drops.get(DropReason::Idle), 1);
+}
+
+#[test]
+fn incomplete_fragmented_packet_times_out_and_is_counted() {
+    let mut net = Network::new(1);
+    let a = net.add_node(EngineConfig::default());
+    let b = net.add_node(EngineConfig::default());
+    let link = LinkParams {
+        mtu: Some(300),
+        ..LinkParams::default()
+    };
+    let (_, ba) = net.connect(a, b, link);
+    let big = data("/p/big", &[1u8; 1000], None);
+    let mut seq = 1000;
+    let frags = icn_tlv::fragment(&LpPacket::from_fragment(big), 300, &mut seq).unwrap();
+    assert!(frags.len() > 2);
+    let now = net.now();
+    // Only the first fragment arrives.
+    net.node_mut(b).handle_packet(now, ba, frags[0].clone());
+    assert_eq!(net.node(b).poll_timeout(), Some(now + ms(500)));
+    net.run_for(ms(501));
+    let f = net.node(b).face(ba).unwrap();
+    assert_eq!(f.counters.drops.get(DropReason::Reassembly), 1);
+    assert_eq!(net.node(b).poll_timeout(), None);
 }

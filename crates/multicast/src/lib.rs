@@ -23,6 +23,7 @@
 mod error;
 pub mod mnft;
 pub mod node;
+mod node_api;
 pub mod pacer;
 pub mod receiver;
 pub mod source;
@@ -31,7 +32,10 @@ pub mod wire;
 
 pub use error::McastError;
 pub use mnft::{Downstream, GroupEntry, JoinOutcome, LeaveOutcome, Mnft, MnftLimits};
-pub use node::{DataVerdict, FaceSample, FaceSampler, McTransmit, MulticastNode, NodeConfig, NodeOutput, NodeStats};
+pub use node::{
+    DataVerdict, FaceSample, FaceSampler, McTransmit, MulticastNode, NodeConfig, NodeOutput,
+    NodeStats,
+};
 pub use pacer::Pacer;
 pub use receiver::{MulticastReceiver, ReceiverConfig, ReceiverOutput, ReceiverStats};
 pub use source::{MulticastSource, SourceConfig, SourceStats};

@@ -116,7 +116,8 @@ impl Mnft {
         lifetime: Duration,
         upstream: Option<u64>,
     ) -> Result<JoinOutcome, McastError> {
-        if upstream == Some(face) {
+        let stored_upstream = self.groups.get(group).and_then(|e| e.upstream);
+        if upstream == Some(face) || stored_upstream == Some(face) {
             return Err(McastError::FromUpstream);
         }
         let expires = now + lifetime.min(self.limits.max_lifetime);
@@ -124,11 +125,14 @@ impl Mnft {
         if new_group && self.groups.len() >= self.limits.max_groups {
             return Err(McastError::TooManyGroups(self.limits.max_groups));
         }
-        let entry = self.groups.entry(group.clone()).or_insert_with(|| GroupEntry {
-            upstream,
-            downstream: Vec::new(),
-            copies_sent: 0,
-        });
+        let entry = self
+            .groups
+            .entry(group.clone())
+            .or_insert_with(|| GroupEntry {
+                upstream,
+                downstream: Vec::new(),
+                copies_sent: 0,
+            });
         if let Some(d) = entry.downstream.iter_mut().find(|d| d.face == face) {
             d.expires = d.expires.max(expires);
             return Ok(JoinOutcome::Refreshed);
@@ -168,6 +172,11 @@ impl Mnft {
             return LeaveOutcome::GroupEmpty { upstream };
         }
         LeaveOutcome::Removed
+    }
+
+    /// Removes a whole group.
+    pub fn remove(&mut self, group: &Name) -> Option<GroupEntry> {
+        self.groups.remove(group)
     }
 
     /// Drops memberships that expired by `now`; returns the groups that
@@ -269,11 +278,26 @@ mod tests {
     fn first_join_grafts_then_faces_add_then_refresh() {
         let mut t = Mnft::new(MnftLimits::default());
         let now = Timestamp::ZERO;
-        assert_eq!(t.join(now, &g("/a"), 300, S, Some(256)), Ok(JoinOutcome::NewGroup));
-        assert_eq!(t.join(now, &g("/a"), 301, S, Some(256)), Ok(JoinOutcome::NewFace));
-        assert_eq!(t.join(now, &g("/a"), 300, 2 * S, Some(256)), Ok(JoinOutcome::Refreshed));
-        assert_eq!(t.get(&g("/a")).unwrap().downstream[0].expires, Timestamp::from_millis(2000));
-        assert_eq!(t.join(now, &g("/a"), 256, S, Some(256)), Err(McastError::FromUpstream));
+        assert_eq!(
+            t.join(now, &g("/a"), 300, S, Some(256)),
+            Ok(JoinOutcome::NewGroup)
+        );
+        assert_eq!(
+            t.join(now, &g("/a"), 301, S, Some(256)),
+            Ok(JoinOutcome::NewFace)
+        );
+        assert_eq!(
+            t.join(now, &g("/a"), 300, 2 * S, Some(256)),
+            Ok(JoinOutcome::Refreshed)
+        );
+        assert_eq!(
+            t.get(&g("/a")).unwrap().downstream[0].expires,
+            Timestamp::from_millis(2000)
+        );
+        assert_eq!(
+            t.join(now, &g("/a"), 256, S, Some(256)),
+            Err(McastError::FromUpstream)
+        );
     }
 
     #[test]
@@ -284,15 +308,22 @@ mod tests {
         t.join(now, &g("/a"), 301, S, Some(256)).unwrap();
         assert_eq!(t.leave(&g("/a"), 999), LeaveOutcome::NotMember);
         assert_eq!(t.leave(&g("/a"), 300), LeaveOutcome::Removed);
-        assert_eq!(t.leave(&g("/a"), 301), LeaveOutcome::GroupEmpty { upstream: Some(256) });
+        assert_eq!(
+            t.leave(&g("/a"), 301),
+            LeaveOutcome::GroupEmpty {
+                upstream: Some(256)
+            }
+        );
         assert!(t.is_empty());
     }
 
     #[test]
     fn expiry_removes_silent_members_only() {
         let mut t = Mnft::new(MnftLimits::default());
-        t.join(Timestamp::ZERO, &g("/a"), 300, S, Some(256)).unwrap();
-        t.join(Timestamp::ZERO, &g("/b"), 300, 3 * S, Some(256)).unwrap();
+        t.join(Timestamp::ZERO, &g("/a"), 300, S, Some(256))
+            .unwrap();
+        t.join(Timestamp::ZERO, &g("/b"), 300, 3 * S, Some(256))
+            .unwrap();
         let mut out = Vec::new();
         t.expire(Timestamp::from_millis(999), &mut out);
         assert!(out.is_empty());
@@ -313,10 +344,17 @@ mod tests {
         let now = Timestamp::ZERO;
         t.join(now, &g("/a"), 300, S, None).unwrap();
         t.join(now, &g("/b"), 300, S, None).unwrap();
-        assert_eq!(t.join(now, &g("/c"), 300, S, None), Err(McastError::TooManyGroups(2)));
+        assert_eq!(
+            t.join(now, &g("/c"), 300, S, None),
+            Err(McastError::TooManyGroups(2))
+        );
         t.join(now, &g("/a"), 301, S, None).unwrap();
-        assert_eq!(t.join(now, &g("/a"), 302, S, None), Err(McastError::TooManyFaces(2)));
-        t.join(now, &g("/b"), 301, Duration::from_secs(3600), None).unwrap();
+        assert_eq!(
+            t.join(now, &g("/a"), 302, S, None),
+            Err(McastError::TooManyFaces(2))
+        );
+        t.join(now, &g("/b"), 301, Duration::from_secs(3600), None)
+            .unwrap();
         let d = &t.get(&g("/b")).unwrap().downstream[1];
         assert_eq!(d.expires, Timestamp::from_millis(1000), "lifetime clamped");
     }
@@ -334,8 +372,10 @@ mod tests {
     #[test]
     fn removing_a_face_clears_it_everywhere() {
         let mut t = Mnft::new(MnftLimits::default());
-        t.join(Timestamp::ZERO, &g("/a"), 300, S, Some(256)).unwrap();
-        t.join(Timestamp::ZERO, &g("/b"), 301, S, Some(300)).unwrap();
+        t.join(Timestamp::ZERO, &g("/a"), 300, S, Some(256))
+            .unwrap();
+        t.join(Timestamp::ZERO, &g("/b"), 301, S, Some(300))
+            .unwrap();
         let mut out = Vec::new();
         t.remove_face(300, &mut out);
         assert_eq!(out, vec![(g("/a"), Some(256))]);

@@ -15,8 +15,7 @@
 
 use std::collections::VecDeque;
 
-use bytes::Bytes;
-use cc_core::srmcc::{FairShareEstimator, MccMessage, MccTable, OccupancyAverage, SrmccConfig};
+use cc_core::srmcc::{FairShareEstimator, MccMessage, MccTable, OccupancyAverage};
 use cc_core::{Duration, Timestamp};
 use hashbrown::HashMap;
 use icn_tlv::{MccFeedback, Name};
@@ -24,161 +23,12 @@ use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
 use crate::error::McastError;
-use crate::mnft::{GroupEntry, JoinOutcome, LeaveOutcome, Mnft, MnftLimits};
+use crate::mnft::{GroupEntry, JoinOutcome, LeaveOutcome, Mnft};
 use crate::wire::{self, Subscription, SubscriptionKind, UNLIMITED_BPS};
 
-/// Parameters of a tree node.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeConfig {
-    /// MNFT bounds.
-    pub limits: MnftLimits,
-    /// SRMCC parameters (α of eq. 1, flow sampling, table size).
-    pub srmcc: SrmccConfig,
-    /// How often the node refreshes its own membership upstream.
-    pub refresh_period: Duration,
-    /// Membership lifetime the node asks of its upstream (> refresh period).
-    pub membership_lifetime: Duration,
-    /// MCC aggregation period: one message per group upstream per period
-    /// (algorithms.md §4.4 item 5: the adaptation cycle, 4 × 100 ms).
-    pub feedback_period: Duration,
-    /// How often queue occupancy is sampled into the EWMA.
-    pub sample_interval: Duration,
-    /// How long a child's last report stands in for a period in which it
-    /// did not report (periods of different nodes are not aligned).
-    pub feedback_hold: Duration,
-    /// Unicast flow-sampling window for `N_i(t)`.
-    pub flow_window: Duration,
-    /// Bound of the output queue.
-    pub max_pending: usize,
-    /// Seed of the flow-sampling and nonce generator.
-    pub rng_seed: u64,
-}
-
-impl Default for NodeConfig {
-    fn default() -> Self {
-        NodeConfig {
-            limits: MnftLimits::default(),
-            srmcc: SrmccConfig::default(),
-            refresh_period: Duration::from_secs(1),
-            membership_lifetime: Duration::from_secs(3),
-            feedback_period: Duration::from_millis(400),
-            sample_interval: Duration::from_millis(20),
-            feedback_hold: Duration::from_millis(1200),
-            flow_window: Duration::from_secs(2),
-            max_pending: 4096,
-            rng_seed: 1,
-        }
-    }
-}
-
-/// What the host reports about one face's egress queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FaceSample {
-    /// Packets waiting in the face's Data queue.
-    pub queue_packets: u64,
-    /// The queue's bound in packets (Qmax).
-    pub queue_max_packets: u64,
-    /// Link capacity, if configured.
-    pub capacity_bps: Option<u64>,
-}
-
-/// Source of [`FaceSample`]s (the engine's per-face stats).
-pub trait FaceSampler {
-    /// The sample of `face`, `None` if it does not exist.
-    fn face_sample(&self, face: u64) -> Option<FaceSample>;
-}
-
-impl<F: Fn(u64) -> Option<FaceSample>> FaceSampler for F {
-    fn face_sample(&self, face: u64) -> Option<FaceSample> {
-        self(face)
-    }
-}
-
-/// A message the node wants sent.
-#[derive(Debug, Clone, PartialEq)]
-pub enum NodeOutput {
-    /// A join (graft/refresh) or leave (prune) towards the source.
-    Subscription {
-        /// Upstream face.
-        face: u64,
-        /// The message.
-        sub: Subscription,
-    },
-    /// The period's aggregated MCC message for one group.
-    Feedback {
-        /// Upstream face.
-        face: u64,
-        /// The message.
-        feedback: MccFeedback,
-    },
-}
-
-impl NodeOutput {
-    /// The face to send on.
-    pub fn face(&self) -> u64 {
-        match self {
-            NodeOutput::Subscription { face, .. } | NodeOutput::Feedback { face, .. } => *face,
-        }
-    }
-    /// The frame: a bare Interest, or an LpPacket with the MCC header.
-    pub fn encode(&self, nonce: u32) -> Bytes {
-        match self {
-            NodeOutput::Subscription { sub, .. } => sub.encode(nonce),
-            NodeOutput::Feedback { feedback, .. } => wire::encode_feedback(feedback),
-        }
-    }
-}
-
-/// A frame ready for a face.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McTransmit {
-    /// Egress face.
-    pub face: u64,
-    /// The frame.
-    pub bytes: Bytes,
-}
-
-/// Data-plane verdict for a Data (see module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DataVerdict {
-    /// Not under any group: the normal pipeline applies.
-    NotGroup,
-    /// Under a group but not from its upstream face: drop.
-    WrongFace,
-    /// Clone to the faces written into the caller's vector (possibly none).
-    Forward,
-}
-
-/// Counters of a node.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NodeStats {
-    /// Joins/refreshes accepted.
-    pub joins_in: u64,
-    /// Leaves accepted.
-    pub leaves_in: u64,
-    /// Subscriptions refused (bounds, loops).
-    pub subscriptions_rejected: u64,
-    /// MCC messages accepted from downstream.
-    pub feedback_in: u64,
-    /// MCC messages refused (unknown group, not downstream).
-    pub feedback_rejected: u64,
-    /// MCC messages sent upstream.
-    pub feedback_out: u64,
-    /// Joins sent upstream (grafts and refreshes).
-    pub joins_out: u64,
-    /// Leaves sent upstream (prunes).
-    pub leaves_out: u64,
-    /// Downstream memberships that expired.
-    pub expirations: u64,
-    /// Group Data packets accepted from upstream.
-    pub data_in: u64,
-    /// Copies handed out for downstream faces.
-    pub copies_out: u64,
-    /// Group Data from a face other than the upstream.
-    pub data_wrong_face: u64,
-    /// Outputs dropped because the output queue was full.
-    pub outputs_dropped: u64,
-}
+pub use crate::node_api::{
+    DataVerdict, FaceSample, FaceSampler, McTransmit, NodeConfig, NodeOutput, NodeStats,
+};
 
 struct FairEntry {
     capacity_bps: Option<u64>,
@@ -254,37 +104,77 @@ impl MulticastNode {
         res
     }
 
-    fn join(&mut self, now: Timestamp, face: u64, sub: &Subscription, upstream: Option<u64>) -> Result<(), McastError> {
-        let outcome = self.mnft.join(now, &sub.group, face, sub.lifetime, upstream)?;
+    fn join(
+        &mut self,
+        now: Timestamp,
+        face: u64,
+        sub: &Subscription,
+        upstream: Option<u64>,
+    ) -> Result<(), McastError> {
+        if let Some(up) = upstream {
+            self.reroute(&sub.group, up);
+        }
+        let outcome = match self
+            .mnft
+            .join(now, &sub.group, face, sub.lifetime, upstream)
+        {
+            Ok(o) => o,
+            Err(e) => {
+                self.drop_if_empty(&sub.group);
+                return Err(e);
+            }
+        };
         self.stats.joins_in += 1;
         self.occupancy
             .entry(face)
             .or_insert_with(|| OccupancyAverage::new(self.cfg.srmcc.occupancy_alpha));
-        let join = Subscription::join(sub.group.clone(), self.cfg.membership_lifetime);
-        if outcome == JoinOutcome::NewGroup {
-            if let Some(up) = upstream {
-                self.push(NodeOutput::Subscription { face: up, sub: join });
-                self.stats.joins_out += 1;
-            }
-            return Ok(());
-        }
-        // The route towards the source moved: re-graft on the new upstream.
-        let Some(entry) = self.mnft.get_mut(&sub.group) else { return Ok(()) };
-        if upstream.is_some() && entry.upstream != upstream && !entry.downstream.iter().any(|d| Some(d.face) == upstream) {
-            let old = core::mem::replace(&mut entry.upstream, upstream);
-            if let Some(old) = old {
-                self.push(NodeOutput::Subscription {
-                    face: old,
-                    sub: Subscription::leave(sub.group.clone()),
-                });
-                self.stats.leaves_out += 1;
-            }
-            if let Some(up) = upstream {
-                self.push(NodeOutput::Subscription { face: up, sub: join });
-                self.stats.joins_out += 1;
-            }
+        if let (JoinOutcome::NewGroup, Some(up)) = (outcome, upstream) {
+            let join = Subscription::join(sub.group.clone(), self.cfg.membership_lifetime);
+            self.push(NodeOutput::Subscription {
+                face: up,
+                sub: join,
+            });
+            self.stats.joins_out += 1;
         }
         Ok(())
+    }
+
+    /// The route towards the source moved to `up`: leave the old upstream,
+    /// join the new one, and stop treating `up` as a downstream member.
+    fn reroute(&mut self, group: &Name, up: u64) {
+        let Some(entry) = self.mnft.get_mut(group) else {
+            return;
+        };
+        if entry.upstream == Some(up) {
+            return;
+        }
+        let old = entry.upstream.replace(up);
+        entry.downstream.retain(|d| d.face != up);
+        if let Some(old) = old {
+            self.push(NodeOutput::Subscription {
+                face: old,
+                sub: Subscription::leave(group.clone()),
+            });
+            self.stats.leaves_out += 1;
+        }
+        let join = Subscription::join(group.clone(), self.cfg.membership_lifetime);
+        self.push(NodeOutput::Subscription {
+            face: up,
+            sub: join,
+        });
+        self.stats.joins_out += 1;
+    }
+
+    fn drop_if_empty(&mut self, group: &Name) {
+        if self
+            .mnft
+            .get(group)
+            .is_some_and(|e| e.downstream.is_empty())
+        {
+            if let Some(e) = self.mnft.remove(group) {
+                self.prune(group.clone(), e.upstream);
+            }
+        }
     }
 
     fn leave(&mut self, face: u64, group: &Name) -> Result<(), McastError> {
@@ -318,7 +208,12 @@ impl MulticastNode {
     ///
     /// # Errors
     /// Unknown group, or `face` is not a downstream member of it.
-    pub fn handle_feedback(&mut self, now: Timestamp, face: u64, fb: &MccFeedback) -> Result<(), McastError> {
+    pub fn handle_feedback(
+        &mut self,
+        now: Timestamp,
+        face: u64,
+        fb: &MccFeedback,
+    ) -> Result<(), McastError> {
         let res = self.feedback(now, face, fb);
         match res {
             Ok(()) => self.stats.feedback_in += 1,
@@ -328,7 +223,10 @@ impl MulticastNode {
     }
 
     fn feedback(&mut self, now: Timestamp, face: u64, fb: &MccFeedback) -> Result<(), McastError> {
-        let entry = self.mnft.get_mut(&fb.group).ok_or(McastError::UnknownGroup)?;
+        let entry = self
+            .mnft
+            .get_mut(&fb.group)
+            .ok_or(McastError::UnknownGroup)?;
         let d = entry
             .downstream
             .iter_mut()
@@ -345,7 +243,13 @@ impl MulticastNode {
     /// Data-plane decision for a Data named `name` received on `from`.
     /// On `Forward`, the downstream faces (each once, never `from`) are
     /// appended to `out`.
-    pub fn handle_group_data(&mut self, now: Timestamp, from: u64, name: &Name, out: &mut Vec<u64>) -> DataVerdict {
+    pub fn handle_group_data(
+        &mut self,
+        now: Timestamp,
+        from: u64,
+        name: &Name,
+        out: &mut Vec<u64>,
+    ) -> DataVerdict {
         let Some((group, entry)) = self.mnft.longest_match(name) else {
             return DataVerdict::NotGroup;
         };
@@ -397,7 +301,12 @@ impl MulticastNode {
         if self.mnft.is_empty() {
             return None;
         }
-        let timers = [self.next_sample, self.next_feedback, self.next_refresh, self.next_flow_reset];
+        let timers = [
+            self.next_sample,
+            self.next_feedback,
+            self.next_refresh,
+            self.next_flow_reset,
+        ];
         let t = timers.into_iter().min().unwrap_or(Timestamp::MAX);
         Some(self.mnft.next_expiry().map_or(t, |e| e.min(t)))
     }
@@ -475,9 +384,12 @@ impl MulticastNode {
             f.est.set_group_count(n);
         }
         // Forget EWMAs of faces that are no longer downstream of any group.
-        let mnft = &self.mnft;
-        self.occupancy
-            .retain(|face, _| mnft.iter().any(|(_, e)| e.downstream.iter().any(|d| d.face == *face)));
+        let live: hashbrown::HashSet<u64> = self
+            .mnft
+            .iter()
+            .flat_map(|(_, e)| e.downstream.iter().map(|d| d.face))
+            .collect();
+        self.occupancy.retain(|face, _| live.contains(face));
     }
 
     fn emit_feedback(&mut self, now: Timestamp, sampler: &impl FaceSampler) {
@@ -487,7 +399,9 @@ impl MulticastNode {
         for (group, entry) in self.mnft.iter() {
             let mut any_fresh = false;
             for d in &entry.downstream {
-                let Some((at, msg)) = d.last_report else { continue };
+                let Some((at, msg)) = d.last_report else {
+                    continue;
+                };
                 if now.saturating_since(at) > hold {
                     continue;
                 }

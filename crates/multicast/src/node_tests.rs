@@ -1,5 +1,6 @@
 use super::*;
 use crate::wire::SubscriptionKind;
+use cc_core::srmcc::SrmccConfig;
 
 const UP: u64 = 256;
 const A: u64 = 300;
@@ -53,15 +54,24 @@ fn first_join_grafts_once_and_last_leave_prunes() {
     n.handle_subscription(ms(0), A, &join(), Some(UP)).unwrap();
     let out = drain(&mut n);
     assert_eq!(out.len(), 1);
-    assert!(matches!(&out[0], NodeOutput::Subscription { face: UP, sub } if sub.kind == SubscriptionKind::Join && sub.group == g()));
+    assert!(
+        matches!(&out[0], NodeOutput::Subscription { face: UP, sub } if sub.kind == SubscriptionKind::Join && sub.group == g())
+    );
     n.handle_subscription(ms(1), B, &join(), Some(UP)).unwrap();
     n.handle_subscription(ms(2), A, &join(), Some(UP)).unwrap();
-    assert!(drain(&mut n).is_empty(), "second member and refresh do not go upstream");
-    n.handle_subscription(ms(3), A, &Subscription::leave(g()), Some(UP)).unwrap();
+    assert!(
+        drain(&mut n).is_empty(),
+        "second member and refresh do not go upstream"
+    );
+    n.handle_subscription(ms(3), A, &Subscription::leave(g()), Some(UP))
+        .unwrap();
     assert!(drain(&mut n).is_empty());
-    n.handle_subscription(ms(4), B, &Subscription::leave(g()), Some(UP)).unwrap();
+    n.handle_subscription(ms(4), B, &Subscription::leave(g()), Some(UP))
+        .unwrap();
     let out = drain(&mut n);
-    assert!(matches!(&out[..], [NodeOutput::Subscription { face: UP, sub }] if sub.kind == SubscriptionKind::Leave));
+    assert!(
+        matches!(&out[..], [NodeOutput::Subscription { face: UP, sub }] if sub.kind == SubscriptionKind::Leave)
+    );
     assert!(n.mnft().is_empty());
     assert_eq!(n.poll_timeout(), None);
 }
@@ -69,7 +79,10 @@ fn first_join_grafts_once_and_last_leave_prunes() {
 #[test]
 fn join_from_the_upstream_face_is_refused() {
     let mut n = MulticastNode::new(NodeConfig::default(), ms(0));
-    assert_eq!(n.handle_subscription(ms(0), UP, &join(), Some(UP)), Err(McastError::FromUpstream));
+    assert_eq!(
+        n.handle_subscription(ms(0), UP, &join(), Some(UP)),
+        Err(McastError::FromUpstream)
+    );
     assert_eq!(n.stats().subscriptions_rejected, 1);
 }
 
@@ -101,13 +114,22 @@ fn group_data_is_cloned_once_per_downstream_face_from_upstream_only() {
     n.handle_subscription(ms(0), A, &join(), Some(UP)).unwrap();
     let mut out = Vec::new();
     let name: Name = "/mc/g/seq=5".parse().unwrap();
-    assert_eq!(n.handle_group_data(ms(1), UP, &name, &mut out), DataVerdict::Forward);
+    assert_eq!(
+        n.handle_group_data(ms(1), UP, &name, &mut out),
+        DataVerdict::Forward
+    );
     assert_eq!(out, vec![A, B]);
     out.clear();
-    assert_eq!(n.handle_group_data(ms(1), A, &name, &mut out), DataVerdict::WrongFace);
+    assert_eq!(
+        n.handle_group_data(ms(1), A, &name, &mut out),
+        DataVerdict::WrongFace
+    );
     assert!(out.is_empty());
     let other: Name = "/mc/h/seq=5".parse().unwrap();
-    assert_eq!(n.handle_group_data(ms(1), UP, &other, &mut out), DataVerdict::NotGroup);
+    assert_eq!(
+        n.handle_group_data(ms(1), UP, &other, &mut out),
+        DataVerdict::NotGroup
+    );
     assert_eq!((n.stats().copies_out, n.stats().data_wrong_face), (2, 1));
 }
 
@@ -121,13 +143,18 @@ fn one_message_per_period_carries_the_extremes_of_children_and_self() {
     while let Some(t) = n.poll_timeout().filter(|t| *t < ms(390)) {
         n.handle_timeout(t, &sampler);
     }
-    n.handle_feedback(ms(390), A, &fb(0.0, 1.0, 1_500_000)).unwrap();
-    n.handle_feedback(ms(391), B, &fb(0.7, 0.05, 900_000)).unwrap();
-    n.handle_feedback(ms(392), B, &fb(0.1, 0.3, 1_000_000)).unwrap();
+    n.handle_feedback(ms(390), A, &fb(0.0, 1.0, 1_500_000))
+        .unwrap();
+    n.handle_feedback(ms(391), B, &fb(0.7, 0.05, 900_000))
+        .unwrap();
+    n.handle_feedback(ms(392), B, &fb(0.1, 0.3, 1_000_000))
+        .unwrap();
     n.handle_timeout(ms(400), &sampler);
     let out = drain(&mut n);
     assert_eq!(out.len(), 1, "{out:?}");
-    let NodeOutput::Feedback { face: UP, feedback } = &out[0] else { panic!("{out:?}") };
+    let NodeOutput::Feedback { face: UP, feedback } = &out[0] else {
+        panic!("{out:?}")
+    };
     let m = wire::to_message(feedback);
     assert_eq!(m.min_fair_share_bps, 900_000.0);
     assert!((m.max_occupancy - 0.7).abs() < 1e-6, "{m:?}");
@@ -143,11 +170,14 @@ fn own_measurements_win_when_they_are_the_extremes() {
     while let Some(t) = n.poll_timeout().filter(|t| *t < ms(390)) {
         n.handle_timeout(t, &sampler);
     }
-    n.handle_feedback(ms(390), B, &fb(0.0, 1.0, 5_000_000)).unwrap();
+    n.handle_feedback(ms(390), B, &fb(0.0, 1.0, 5_000_000))
+        .unwrap();
     let _ = drain(&mut n);
     n.handle_timeout(ms(400), &sampler);
     let out = drain(&mut n);
-    let [NodeOutput::Feedback { feedback, .. }] = &out[..] else { panic!("{out:?}") };
+    let [NodeOutput::Feedback { feedback, .. }] = &out[..] else {
+        panic!("{out:?}")
+    };
     let m = wire::to_message(feedback);
     // Own: occupancy 0.6 on B, fair share 2 Mbit/s / 1 group.
     assert_eq!(m.min_fair_share_bps, 2_000_000.0);
@@ -160,7 +190,8 @@ fn missed_period_reuses_the_held_report_then_goes_silent() {
     let (period, hold) = (cfg.feedback_period, cfg.feedback_hold);
     let mut n = MulticastNode::new(cfg, ms(0));
     n.handle_subscription(ms(0), A, &join(), Some(UP)).unwrap();
-    n.handle_feedback(ms(10), A, &fb(0.0, 1.0, 700_000)).unwrap();
+    n.handle_feedback(ms(10), A, &fb(0.0, 1.0, 700_000))
+        .unwrap();
     let mut feedbacks = Vec::new();
     let mut t = ms(0);
     while t < ms(10) + hold + 2 * period {
@@ -173,15 +204,24 @@ fn missed_period_reuses_the_held_report_then_goes_silent() {
         }
     }
     // Periods at 400, 800, 1200 fall inside the 1.2 s hold of the report at 10 ms.
-    assert_eq!(feedbacks, vec![(ms(400), 700_000), (ms(800), 700_000), (ms(1200), 700_000)]);
+    assert_eq!(
+        feedbacks,
+        vec![(ms(400), 700_000), (ms(800), 700_000), (ms(1200), 700_000)]
+    );
 }
 
 #[test]
 fn feedback_from_strangers_is_refused() {
     let mut n = MulticastNode::new(NodeConfig::default(), ms(0));
-    assert_eq!(n.handle_feedback(ms(0), A, &fb(0.0, 1.0, 1)), Err(McastError::UnknownGroup));
+    assert_eq!(
+        n.handle_feedback(ms(0), A, &fb(0.0, 1.0, 1)),
+        Err(McastError::UnknownGroup)
+    );
     n.handle_subscription(ms(0), A, &join(), Some(UP)).unwrap();
-    assert_eq!(n.handle_feedback(ms(0), B, &fb(0.0, 1.0, 1)), Err(McastError::NotDownstream));
+    assert_eq!(
+        n.handle_feedback(ms(0), B, &fb(0.0, 1.0, 1)),
+        Err(McastError::NotDownstream)
+    );
     assert_eq!(n.stats().feedback_rejected, 2);
 }
 
@@ -194,7 +234,8 @@ fn membership_is_refreshed_upstream_every_refresh_period() {
     while t < ms(2500) {
         n.handle_subscription(t, A, &join(), Some(UP)).unwrap();
         for o in drain(&mut n) {
-            if matches!(o, NodeOutput::Subscription { sub, .. } if sub.kind == SubscriptionKind::Join) {
+            if matches!(o, NodeOutput::Subscription { sub, .. } if sub.kind == SubscriptionKind::Join)
+            {
                 joins += 1;
             }
         }
@@ -245,8 +286,13 @@ fn encoded_outputs_decode() {
     let t = n.poll_transmit().unwrap();
     assert_eq!(t.face, UP);
     let (_, net) = icn_tlv::decode_packet(t.bytes).unwrap();
-    let Some(icn_tlv::NetPacket::Interest(i)) = net else { panic!() };
-    assert_eq!(Subscription::from_interest(&i).unwrap().lifetime, Duration::from_secs(3));
+    let Some(icn_tlv::NetPacket::Interest(i)) = net else {
+        panic!()
+    };
+    assert_eq!(
+        Subscription::from_interest(&i).unwrap().lifetime,
+        Duration::from_secs(3)
+    );
 }
 
 #[test]
@@ -256,5 +302,8 @@ fn advance_keeps_phase_and_skips_missed_periods() {
     assert_eq!(advance(ms(100), p, ms(150)), ms(200));
     assert_eq!(advance(ms(100), p, ms(1000)), ms(1100));
     assert_eq!(advance(ms(500), p, ms(100)), ms(500));
-    assert_eq!(advance(ms(1), Duration::ZERO, ms(1)), Timestamp::from_nanos(1_000_001));
+    assert_eq!(
+        advance(ms(1), Duration::ZERO, ms(1)),
+        Timestamp::from_nanos(1_000_001)
+    );
 }

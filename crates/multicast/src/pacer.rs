@@ -36,7 +36,11 @@ impl Pacer {
     /// Accounts a packet of `bytes` sent at `now` at `rate_bps`.
     pub fn on_send(&mut self, now: Timestamp, bytes: usize, rate_bps: f64) {
         let start = self.next_at.max(now - self.max_credit);
-        let rate = if rate_bps.is_finite() && rate_bps > 1.0 { rate_bps } else { 1.0 };
+        let rate = if rate_bps.is_finite() && rate_bps > 1.0 {
+            rate_bps
+        } else {
+            1.0
+        };
         let ns = (bytes as f64 * 8.0 * 1e9 / rate).min(u64::MAX as f64) as u64;
         self.next_at = start + Duration::from_nanos(ns);
     }
@@ -67,6 +71,9 @@ mod tests {
         // Credit is at most 2 ms: the next slot is 10 s - 2 ms + 1 ms.
         assert_eq!(p.next_send_time(), Timestamp::from_millis(9_999));
         p.on_send(Timestamp::from_millis(10_000), 1000, 0.0);
-        assert!(p.next_send_time() > Timestamp::from_millis(10_000), "zero rate never panics");
+        assert!(
+            p.next_send_time() > Timestamp::from_millis(10_000),
+            "zero rate never panics"
+        );
     }
 }

@@ -223,7 +223,9 @@ impl MulticastReceiver {
         self.left = true;
         self.pending.clear();
         self.pending
-            .push_back(ReceiverOutput::Subscription(Subscription::leave(self.group.clone())));
+            .push_back(ReceiverOutput::Subscription(Subscription::leave(
+                self.group.clone(),
+            )));
     }
 
     /// Accounts a received Data of the group.
@@ -313,14 +315,28 @@ mod tests {
     #[test]
     fn joins_at_once_and_sends_initial_mcc_values() {
         let mut r = rx();
-        assert!(matches!(r.poll_output(), Some(ReceiverOutput::Subscription(s)) if s.lifetime == Duration::from_secs(3)));
-        let Some(ReceiverOutput::Feedback(fb)) = r.poll_output() else { panic!() };
-        assert_eq!((fb.max_occupancy_ppm, fb.min_occupancy_ppm, fb.min_fair_share_bps), (0, 1_000_000, 1_500_000));
+        assert!(
+            matches!(r.poll_output(), Some(ReceiverOutput::Subscription(s)) if s.lifetime == Duration::from_secs(3))
+        );
+        let Some(ReceiverOutput::Feedback(fb)) = r.poll_output() else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                fb.max_occupancy_ppm,
+                fb.min_occupancy_ppm,
+                fb.min_fair_share_bps
+            ),
+            (0, 1_000_000, 1_500_000)
+        );
         assert_eq!(r.poll_timeout(), Timestamp::from_millis(400));
         r.handle_timeout(Timestamp::from_millis(400));
         assert!(matches!(r.poll_output(), Some(ReceiverOutput::Feedback(_))));
         r.handle_timeout(Timestamp::from_millis(1000));
-        assert!(matches!(r.poll_output(), Some(ReceiverOutput::Subscription(_))));
+        assert!(matches!(
+            r.poll_output(),
+            Some(ReceiverOutput::Subscription(_))
+        ));
     }
 
     #[test]
@@ -336,12 +352,19 @@ mod tests {
         assert_eq!((st.late, st.duplicates, st.packets), (1, 1, 5));
         r.handle_data(t, &data(13, 1)).unwrap();
         assert_eq!(r.stats().lost, 0);
-        assert_eq!(r.stats().announced_rate_bps, 99, "late packets do not move the announced rate");
+        assert_eq!(
+            r.stats().announced_rate_bps,
+            99,
+            "late packets do not move the announced rate"
+        );
         r.handle_data(t, &data(200, 98)).unwrap();
         r.handle_data(t, &data(100, 98)).unwrap();
         let st = r.stats();
         assert_eq!((st.lost, st.too_old, st.packets), (184, 1, 7));
-        assert_eq!((st.first_seq, st.highest_seq, st.announced_rate_bps), (Some(10), Some(200), 98));
+        assert_eq!(
+            (st.first_seq, st.highest_seq, st.announced_rate_bps),
+            (Some(10), Some(200), 98)
+        );
         assert!((st.loss_ratio() - 184.0 / 191.0).abs() < 1e-12);
     }
 
@@ -351,18 +374,25 @@ mod tests {
         let d = data(0, 0);
         let len = d.wire().unwrap().len() as f64;
         for i in 0..=100u64 {
-            r.handle_data(Timestamp::from_millis(i * 10), &data(i, 0)).unwrap();
+            r.handle_data(Timestamp::from_millis(i * 10), &data(i, 0))
+                .unwrap();
         }
         // 100 packets in the first second.
         let expect = 100.0 * len * 8.0;
-        assert!((r.received_rate_bps() - expect).abs() / expect < 0.02, "{}", r.received_rate_bps());
+        assert!(
+            (r.received_rate_bps() - expect).abs() / expect < 0.02,
+            "{}",
+            r.received_rate_bps()
+        );
     }
 
     #[test]
     fn leave_stops_everything_but_the_leave() {
         let mut r = rx();
         r.leave();
-        assert!(matches!(r.poll_output(), Some(ReceiverOutput::Subscription(s)) if s.kind == crate::SubscriptionKind::Leave));
+        assert!(
+            matches!(r.poll_output(), Some(ReceiverOutput::Subscription(s)) if s.kind == crate::SubscriptionKind::Leave)
+        );
         assert!(r.poll_output().is_none());
         assert_eq!(r.poll_timeout(), Timestamp::MAX);
         let mut other = data(0, 0);

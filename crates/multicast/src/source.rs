@@ -97,7 +97,11 @@ impl MulticastSource {
     ///
     /// # Errors
     /// [`McastError::UnknownGroup`] for another group.
-    pub fn handle_subscription(&mut self, now: Timestamp, sub: &Subscription) -> Result<(), McastError> {
+    pub fn handle_subscription(
+        &mut self,
+        now: Timestamp,
+        sub: &Subscription,
+    ) -> Result<(), McastError> {
         if sub.group != self.group {
             return Err(McastError::UnknownGroup);
         }
@@ -219,7 +223,11 @@ mod tests {
     use icn_tlv::{decode_packet, NetPacket};
 
     fn src() -> MulticastSource {
-        MulticastSource::new("/g".parse().unwrap(), SourceConfig::default(), Timestamp::ZERO)
+        MulticastSource::new(
+            "/g".parse().unwrap(),
+            SourceConfig::default(),
+            Timestamp::ZERO,
+        )
     }
 
     fn fb(max: u32, min: u32, fair: u64) -> MccFeedback {
@@ -239,7 +247,9 @@ mod tests {
         let expect_ns = (w.len() as u64 * 8) * 1_000_000_000 / 50_000;
         assert_eq!(s.next_send_time().as_nanos(), expect_ns);
         let (_, net) = decode_packet(w).unwrap();
-        let Some(NetPacket::Data(d)) = net else { panic!() };
+        let Some(NetPacket::Data(d)) = net else {
+            panic!()
+        };
         let p = GroupPacket::from_data(&d).unwrap();
         assert_eq!((p.seq, p.rate_bps), (0, 50_000));
         assert_eq!(s.next_seq(), 1);
@@ -261,14 +271,18 @@ mod tests {
             assert_eq!(s.handle_timeout(now + Duration::from_millis(1)), None);
             now += cycle;
         }
-        assert_eq!(&rates[..5], &[100_000.0, 200_000.0, 400_000.0, 800_000.0, 1_000_000.0]);
+        assert_eq!(
+            &rates[..5],
+            &[100_000.0, 200_000.0, 400_000.0, 800_000.0, 1_000_000.0]
+        );
         assert_eq!(s.stats().adaptations, 8);
     }
 
     #[test]
     fn heavy_occupancy_above_fair_share_halves() {
         let mut s = src();
-        s.handle_feedback(Timestamp::ZERO, &fb(900_000, 900_000, 10_000)).unwrap();
+        s.handle_feedback(Timestamp::ZERO, &fb(900_000, 900_000, 10_000))
+            .unwrap();
         // R = 50k >= fair 10k and O > Oth2: both Rmin and Rmax halve, capped at 10k.
         assert_eq!(s.handle_timeout(Timestamp::ZERO), Some(10_000.0));
     }

@@ -91,7 +91,8 @@ impl Subscription {
             SubscriptionKind::Join => JOIN_KEYWORD,
             SubscriptionKind::Leave => LEAVE_KEYWORD,
         };
-        self.group.append(Component::keyword(Bytes::from_static(kw)))
+        self.group
+            .append(Component::keyword(Bytes::from_static(kw)))
     }
 
     /// The Interest carrying this subscription. The nonce must be fresh
@@ -296,7 +297,9 @@ mod tests {
         let s = Subscription::join(group(), Duration::from_millis(3000));
         let wire = s.encode(7);
         let (_, net) = decode_packet(wire).unwrap();
-        let Some(NetPacket::Interest(i)) = net else { panic!("not an Interest") };
+        let Some(NetPacket::Interest(i)) = net else {
+            panic!("not an Interest")
+        };
         assert_eq!(i.name.to_string(), "/mc/video/32=mcast-join");
         assert_eq!(Subscription::from_interest(&i), Some(s));
     }
@@ -305,11 +308,18 @@ mod tests {
     fn leave_is_recognised_and_ordinary_interests_are_not() {
         let s = Subscription::leave(group());
         let i = s.to_interest(1);
-        assert_eq!(Subscription::from_interest(&i).unwrap().kind, SubscriptionKind::Leave);
+        assert_eq!(
+            Subscription::from_interest(&i).unwrap().kind,
+            SubscriptionKind::Leave
+        );
         let plain = Interest::new("/mc/video/seq=3".parse().unwrap());
         assert_eq!(Subscription::from_interest(&plain), None);
         let bare_kw = Interest::new("/32=mcast-join".parse().unwrap());
-        assert_eq!(Subscription::from_interest(&bare_kw), None, "empty group refused");
+        assert_eq!(
+            Subscription::from_interest(&bare_kw),
+            None,
+            "empty group refused"
+        );
         let other_kw = Interest::new("/mc/32=mcast-other".parse().unwrap());
         assert_eq!(Subscription::from_interest(&other_kw), None);
     }
@@ -324,7 +334,9 @@ mod tests {
             end: true,
         };
         let (_, net) = decode_packet(p.encode(Some(Duration::from_millis(100)))).unwrap();
-        let Some(NetPacket::Data(d)) = net else { panic!("not a Data") };
+        let Some(NetPacket::Data(d)) = net else {
+            panic!("not a Data")
+        };
         assert_eq!(d.name.to_string(), "/mc/video/seq=41");
         assert_eq!(GroupPacket::from_data(&d).unwrap(), p);
     }
@@ -334,7 +346,10 @@ mod tests {
         let d = Data::new("/mc/video/seg=1".parse().unwrap(), Bytes::from_static(b"x"));
         assert!(GroupPacket::from_data(&d).is_err());
         let d = Data::new("/mc/seq=1".parse().unwrap(), Bytes::from_static(b"\xff"));
-        assert!(GroupPacket::from_data(&d).is_err(), "garbage content refused");
+        assert!(
+            GroupPacket::from_data(&d).is_err(),
+            "garbage content refused"
+        );
     }
 
     #[test]

@@ -45,7 +45,13 @@ struct Args {
     #[arg(short, long, default_value_t = 4000, value_name = "MS")]
     lifetime: u64,
     /// Retries per segment on timeout or congestion Nack (-1 = no limit).
-    #[arg(short, long, default_value_t = 15, allow_negative_numbers = true, value_name = "N")]
+    #[arg(
+        short,
+        long,
+        default_value_t = 15,
+        allow_negative_numbers = true,
+        value_name = "N"
+    )]
     retries: i64,
     /// Rate for `fixed`, or the initial rate of rate schemes: e.g. 10Mbps or 1200pps.
     #[arg(long, value_name = "RATE")]
@@ -105,7 +111,10 @@ fn parse_discovery(s: &str) -> Result<Discovery, String> {
 fn main() {
     let args = Args::parse();
     if args.verbose {
-        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("icn_consumer=debug").init();
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter("icn_consumer=debug")
+            .init();
     }
     match real_main(args) {
         Ok(()) => {}
@@ -117,7 +126,10 @@ fn main() {
 }
 
 fn real_main(args: Args) -> Result<()> {
-    let name: Name = args.name.parse().map_err(|e| anyhow::anyhow!("invalid name {:?}: {e:?}", args.name))?;
+    let name: Name = args
+        .name
+        .parse()
+        .map_err(|e| anyhow::anyhow!("invalid name {:?}: {e:?}", args.name))?;
     let ep: Endpoint = match &args.transport {
         Some(t) => t.parse().map_err(anyhow::Error::msg)?,
         None => default_endpoint().map_err(anyhow::Error::msg)?,
@@ -156,24 +168,36 @@ fn real_main(args: Args) -> Result<()> {
             sample_interval: Duration::from_millis(args.sample_interval),
             ..PipelineConfig::default()
         },
-        discovery: if args.no_version_discovery { Discovery::None } else { args.discovery },
+        discovery: if args.no_version_discovery {
+            Discovery::None
+        } else {
+            args.discovery
+        },
         must_be_fresh: args.fresh,
         seed: None,
     };
     let mut fetcher = Fetcher::new(name, cfg, law, tagger);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let result = rt.block_on(async {
-        let mut face = Face::connect(&ep).await.with_context(|| format!("connecting to {ep:?}"))?;
+        let mut face = Face::connect(&ep)
+            .await
+            .with_context(|| format!("connecting to {ep:?}"))?;
         let mut out: Box<dyn Write> = match &args.output {
             Some(p) => Box::new(std::io::BufWriter::with_capacity(
                 1 << 20,
                 std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
             )),
-            None => Box::new(std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock())),
+            None => Box::new(std::io::BufWriter::with_capacity(
+                1 << 20,
+                std::io::stdout().lock(),
+            )),
         };
         let mut bar = |f: &Fetcher, done: bool| progress(f, done);
-        let progress_cb: Option<run::Progress<'_>> = if show_progress { Some(&mut bar) } else { None };
+        let progress_cb: Option<run::Progress<'_>> =
+            if show_progress { Some(&mut bar) } else { None };
         let r = run::fetch(&mut face, &mut fetcher, &mut out, progress_cb).await;
         out.flush()?;
         Ok::<_, anyhow::Error>(r)
@@ -206,12 +230,17 @@ fn progress(f: &Fetcher, done: bool) {
     let p = f.pipeline();
     let st = p.stats();
     let pct = match p.final_segment() {
-        Some(last) => format!("{:5.1}%", p.delivered_segments() as f64 * 100.0 / (last + 1) as f64),
+        Some(last) => format!(
+            "{:5.1}%",
+            p.delivered_segments() as f64 * 100.0 / (last + 1) as f64
+        ),
         None => "   ?%".to_string(),
     };
     let lim = match p.limit() {
         cc_core::SendLimit::Window { interests } => format!("cwnd {interests:.1}"),
-        cc_core::SendLimit::Rate { interests_per_sec, .. } => format!("rate {interests_per_sec:.0}/s"),
+        cc_core::SendLimit::Rate {
+            interests_per_sec, ..
+        } => format!("rate {interests_per_sec:.0}/s"),
     };
     eprint!(
         "\r{pct} {:>10.1} MB  {lim}  retx {}  marks {}   {}",

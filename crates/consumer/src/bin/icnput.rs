@@ -48,7 +48,10 @@ struct Args {
 fn main() {
     let args = Args::parse();
     if args.verbose {
-        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("icn_consumer=debug").init();
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter("icn_consumer=debug")
+            .init();
     }
     if let Err(e) = real_main(args) {
         eprintln!("ERROR: {e:#}");
@@ -67,19 +70,26 @@ fn load(file: Option<&std::path::Path>) -> Result<Content> {
             // SAFETY: the file is mapped read-only; if another process
             // truncates it while we serve, reads may fault, which is the
             // documented hazard of serving a file that is being modified.
-            let m = unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", p.display()))?;
+            let m = unsafe { memmap2::Mmap::map(&f) }
+                .with_context(|| format!("mapping {}", p.display()))?;
             Ok(Content::Mapped(Arc::new(m)))
         }
         None => {
             let mut v = Vec::new();
-            std::io::stdin().lock().read_to_end(&mut v).context("reading stdin")?;
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut v)
+                .context("reading stdin")?;
             Ok(Content::Memory(Bytes::from(v)))
         }
     }
 }
 
 fn real_main(args: Args) -> Result<()> {
-    let name: Name = args.name.parse().map_err(|e| anyhow::anyhow!("invalid name {:?}: {e:?}", args.name))?;
+    let name: Name = args
+        .name
+        .parse()
+        .map_err(|e| anyhow::anyhow!("invalid name {:?}: {e:?}", args.name))?;
     if args.segment_size == 0 || args.segment_size > 60_000 {
         anyhow::bail!("--segment-size must be between 1 and 60000");
     }
@@ -100,9 +110,13 @@ fn real_main(args: Args) -> Result<()> {
         ..PublisherConfig::default()
     };
     let mut publisher = Publisher::new(name.clone(), content, cfg);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async {
-        let mut face = Face::connect(&ep).await.with_context(|| format!("connecting to {ep:?}"))?;
+        let mut face = Face::connect(&ep)
+            .await
+            .with_context(|| format!("connecting to {ep:?}"))?;
         run::register(&mut face, &name).await?;
         if !args.quiet {
             eprintln!(

@@ -57,19 +57,40 @@ fn main() -> anyhow::Result<()> {
             rt.block_on(icn_forwarder::daemon::status::print_status(&socket))
         }
         Command::Run => {
-            let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-                .or_else(|_| tracing_subscriber::EnvFilter::try_new(&cfg.log_level))?;
-            tracing_subscriber::fmt()
-                .with_env_filter(filter)
-                .with_target(false)
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            use tracing_subscriber::prelude::*;
+            use tracing_subscriber::{fmt, reload, EnvFilter};
+            // RUST_LOG wins over the file and pins the filter; otherwise the
+            // file's log_level is applied again on SIGHUP.
+            let from_env = EnvFilter::try_from_default_env().ok();
+            let pinned = from_env.is_some();
+            let filter = match from_env {
+                Some(f) => f,
+                None => EnvFilter::try_new(&cfg.log_level)?,
+            };
+            let (filter, handle) = reload::Layer::new(filter);
+            tracing_subscriber::registry()
+                .with(filter)
+                .with(
+                    fmt::layer()
+                        .with_target(false)
+                        .with_writer(std::io::stderr)
+                        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+                )
                 .init();
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
                 .build()?;
-            rt.block_on(icn_forwarder::daemon::run(cfg, cli.config))
+            if pinned {
+                return rt.block_on(icn_forwarder::daemon::run(cfg, cli.config));
+            }
+            let reload_log: icn_forwarder::daemon::LogReload = Box::new(move |level: &str| {
+                let f = EnvFilter::try_new(level).map_err(|e| e.to_string())?;
+                handle.reload(f).map_err(|e| e.to_string())
+            });
+            rt.block_on(icn_forwarder::daemon::run_with_log_reload(
+                cfg, cli.config, reload_log,
+            ))
         }
     }
 }

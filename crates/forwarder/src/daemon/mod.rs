@@ -1,13 +1,15 @@
 //! The tokio shell around [`Node`]: sockets, one timer, signals.
 //!
 //! One engine task owns the `Node`. IO tasks only move bytes: UDP sockets
-//! (batched `recvmmsg`/`sendmmsg`), stream readers/writers for TCP and Unix
-//! faces, and accept loops. Everything received reaches the engine task as
+//! and AF_PACKET Ethernet sockets (batched `recvmmsg`/`sendmmsg`), stream
+//! readers/writers for TCP and Unix faces, and accept loops. Everything received reaches the engine task as
 //! `Vec<Inbound>` batches on one bounded channel; everything sent leaves it
 //! per face (UDP batches per socket, a bounded queue per stream).
 
+pub mod ethernet;
 mod listen;
 mod shell;
+pub mod client;
 pub mod status;
 pub mod stream;
 pub mod udp;
@@ -28,6 +30,14 @@ pub enum Inbound {
     Udp {
         sock: usize,
         from: SocketAddr,
+        pkt: Bytes,
+    },
+    /// A frame on Ethernet channel `chan`, sent to the NDN group
+    /// (`multicast`) or to this host by `from`.
+    Eth {
+        chan: usize,
+        from: ethernet::Mac,
+        multicast: bool,
         pkt: Bytes,
     },
     /// One element read from a stream face.
@@ -61,7 +71,21 @@ pub enum AnyStream {
 
 pub type InboundTx = mpsc::Sender<Vec<Inbound>>;
 
+/// Replaces the log filter on SIGHUP (a `tracing_subscriber` reload handle
+/// behind a closure); returns why a filter was refused.
+pub type LogReload = Box<dyn Fn(&str) -> Result<(), String> + Send>;
+
 /// Runs the daemon until SIGINT/SIGTERM. `config_path` is re-read on SIGHUP.
 pub async fn run(cfg: Config, config_path: Option<PathBuf>) -> anyhow::Result<()> {
-    shell::run(cfg, config_path).await
+    shell::run(cfg, config_path, None).await
+}
+
+/// [`run`], and on SIGHUP also applies the file's `log_level` through
+/// `log_reload`.
+pub async fn run_with_log_reload(
+    cfg: Config,
+    config_path: Option<PathBuf>,
+    log_reload: LogReload,
+) -> anyhow::Result<()> {
+    shell::run(cfg, config_path, Some(log_reload)).await
 }

@@ -3,149 +3,23 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::Duration;
 
-use anyhow::{bail, Context as _};
-use bytes::{Bytes, BytesMut};
-use icn_tlv::{Data, Interest, Name};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::UnixStream;
-
-use super::stream::{frame, Frame};
+pub use super::client::Client;
 use crate::mgmt::dataset::{
-    items, FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, StrategyChoiceStatus,
+    FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, StrategyChoiceStatus,
 };
+use crate::mgmt::FaceState;
 
 /// Everything `icnfwd status` shows.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub general: ForwarderStatus,
     pub faces: Vec<FaceStatus>,
+    /// icnfwd-specific per-face state (empty from other forwarders).
+    pub states: Vec<FaceState>,
     pub fib: Vec<FibEntry>,
     pub rib: Vec<RibEntryStatus>,
     pub strategies: Vec<StrategyChoiceStatus>,
-}
-
-/// A management client on one stream.
-pub struct Client {
-    stream: UnixStream,
-    buf: BytesMut,
-    timeout: Duration,
-}
-
-impl Client {
-    pub async fn connect(path: &Path) -> anyhow::Result<Client> {
-        let stream = UnixStream::connect(path)
-            .await
-            .with_context(|| format!("connecting to {}", path.display()))?;
-        Ok(Client {
-            stream,
-            buf: BytesMut::with_capacity(16 * 1024),
-            timeout: Duration::from_secs(2),
-        })
-    }
-
-    /// Sends an Interest and waits for the Data with a matching name.
-    pub async fn express(&mut self, interest: Interest) -> anyhow::Result<Data> {
-        self.stream.write_all(&interest.encode()).await?;
-        let deadline = tokio::time::Instant::now() + self.timeout;
-        loop {
-            while let Frame::Complete { typ, len } = frame(&self.buf) {
-                let el = self.buf.split_to(len).freeze();
-                if typ == 6 {
-                    let d = Data::decode(el)?;
-                    if interest.matches_data(&d) {
-                        return Ok(d);
-                    }
-                }
-            }
-            let n = tokio::time::timeout_at(deadline, self.stream.read_buf(&mut self.buf))
-                .await
-                .context("timed out waiting for the forwarder")??;
-            if n == 0 {
-                bail!("forwarder closed the connection");
-            }
-        }
-    }
-
-    /// Fetches a whole status dataset (all segments) and returns its payload.
-    pub async fn dataset(&mut self, name: &str) -> anyhow::Result<Bytes> {
-        let base: Name = name.parse().map_err(|e| anyhow::anyhow!("{name}: {e:?}"))?;
-        let first = self.express(request(base.clone(), true)).await?;
-        let mut payload = BytesMut::from(&first.content[..]);
-        let Some(seg0) = first
-            .name
-            .get(first.name.len() - 1)
-            .and_then(|c| c.as_segment())
-        else {
-            return Ok(payload.freeze());
-        };
-        let versioned = first.name.prefix(first.name.len() - 1);
-        let last = first
-            .meta
-            .final_block_id
-            .as_ref()
-            .and_then(|c| c.as_segment())
-            .unwrap_or(seg0);
-        for s in seg0 + 1..=last {
-            let d = self
-                .express(request(
-                    versioned.append(icn_tlv::Component::segment(s)),
-                    false,
-                ))
-                .await?;
-            payload.extend_from_slice(&d.content);
-        }
-        Ok(payload.freeze())
-    }
-
-    pub async fn snapshot(&mut self) -> anyhow::Result<Snapshot> {
-        let general =
-            ForwarderStatus::decode(self.dataset("/localhost/nfd/status/general").await?)?;
-        let faces = items(self.dataset("/localhost/nfd/faces/list").await?)?
-            .into_iter()
-            .map(FaceStatus::decode_value)
-            .collect::<Result<_, _>>()?;
-        let fib = items(self.dataset("/localhost/nfd/fib/list").await?)?
-            .into_iter()
-            .map(FibEntry::decode_value)
-            .collect::<Result<_, _>>()?;
-        let rib = items(self.dataset("/localhost/nfd/rib/list").await?)?
-            .into_iter()
-            .map(RibEntryStatus::decode_value)
-            .collect::<Result<_, _>>()?;
-        let strategies = items(self.dataset("/localhost/nfd/strategy-choice/list").await?)?
-            .into_iter()
-            .map(StrategyChoiceStatus::decode_value)
-            .collect::<Result<_, _>>()?;
-        Ok(Snapshot {
-            general,
-            faces,
-            fib,
-            rib,
-            strategies,
-        })
-    }
-}
-
-fn request(name: Name, can_be_prefix: bool) -> Interest {
-    let mut i = Interest::new(name);
-    i.can_be_prefix = can_be_prefix;
-    i.must_be_fresh = true;
-    i.nonce = Some(nonce());
-    i.lifetime = Some(Duration::from_millis(1000));
-    i
-}
-
-/// A nonce that differs between requests and runs (no RNG needed for it).
-fn nonce() -> u32 {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    t ^ std::process::id().rotate_left(16) ^ NEXT.fetch_add(0x9E37_79B9, Ordering::Relaxed)
 }
 
 /// Renders a snapshot as text.
@@ -205,6 +79,9 @@ pub fn render(s: &Snapshot) -> String {
             f.n_out_bytes,
             f.flags
         );
+        if let Some(st) = s.states.iter().find(|st| st.face_id == f.face_id) {
+            let _ = writeln!(o, "    {}", render_state(st));
+        }
     }
     let _ = writeln!(o, "FIB:");
     for e in &s.fib {
@@ -238,6 +115,26 @@ pub fn render(s: &Snapshot) -> String {
         let _ = writeln!(o, "  {} strategy={}", sc.name, sc.strategy);
     }
     o
+}
+
+/// One line of icnfwd-specific face state: capacity, egress queue, frames,
+/// congestion marks and drops by reason.
+pub fn render_state(st: &FaceState) -> String {
+    let cap = st
+        .capacity_bps
+        .map_or_else(|| "unpaced".to_owned(), |c| format!("{c}bps"));
+    let drops: Vec<String> = st.drops.iter().map(|(r, c)| format!("{r}={c}")).collect();
+    format!(
+        "capacity={cap} queue={{{}i/{}B {}d/{}B {}frames}} out-frames={} marked={} drops={{{}}}",
+        st.queue_interests,
+        st.queue_interest_bytes,
+        st.queue_data,
+        st.queue_data_bytes,
+        st.queue_frames,
+        st.n_out_frames,
+        st.n_out_marked,
+        drops.join(", ")
+    )
 }
 
 /// Connects, fetches and prints; the `icnfwd status` entry point.

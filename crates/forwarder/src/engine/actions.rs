@@ -60,9 +60,14 @@ impl Forwarder {
     ) {
         let actions = core::mem::take(&mut self.scratch_actions);
         let mut reject = false;
+        let mut forward_failed = false;
         for a in &actions {
             match *a {
-                Action::Forward { face } => self.forward_interest(now, id, face, incoming, mark),
+                Action::Forward { face } => {
+                    if !self.forward_interest(now, id, face, incoming, mark) {
+                        forward_failed = true;
+                    }
+                }
                 Action::Nack { face, reason } => self.nack_downstream(now, id, face, reason, mark),
                 Action::NackAll { reason } => {
                     let faces: Vec<FaceId> = self
@@ -96,6 +101,7 @@ impl Forwarder {
                         nack: None,
                         congestion_mark: mark,
                         enqueued_at: now,
+                        ingress: incoming.face,
                     };
                     self.send(now, face, pkt, incoming.scope);
                 }
@@ -104,6 +110,9 @@ impl Forwarder {
         }
         self.scratch_actions = actions;
         self.scratch_actions.clear();
+        if forward_failed && !reject {
+            reject = self.nack_if_no_upstream_left(now, id, mark);
+        }
         if reject || self.pit.get(id).is_some_and(|e| e.in_records.is_empty()) {
             if self.pit.get(id).is_some() {
                 self.counters.n_unsatisfied_interests += 1;
@@ -119,19 +128,19 @@ impl Forwarder {
         face: FaceId,
         incoming: &IncomingInterest,
         mark: u64,
-    ) {
+    ) -> bool {
         let max_out = self.cfg.pit_max_out_records;
         let Some(info) = self.faces.0.get(&face).map(|f| &f.info) else {
             self.drop_packet(incoming.face, DropReason::FaceGone);
-            return;
+            return false;
         };
         let local = info.params.is_local();
         if incoming.hop_limit == Some(0) && !local {
             self.drop_packet(face, DropReason::HopLimit);
-            return;
+            return false;
         }
         let Some(entry) = self.pit.get_mut(id) else {
-            return;
+            return false;
         };
         let expiry = entry.expiry;
         let nonce = incoming.nonce;
@@ -152,7 +161,7 @@ impl Forwarder {
             }),
             None => {
                 self.drop_packet(face, DropReason::PitRecordsFull);
-                return;
+                return false;
             }
         }
         let wire = entry.interest_wire.clone();
@@ -163,8 +172,49 @@ impl Forwarder {
             nack: None,
             congestion_mark: mark,
             enqueued_at: now,
+            ingress: incoming.face,
         };
-        self.send(now, face, pkt, incoming.scope);
+        if self.send(now, face, pkt, incoming.scope) {
+            return true;
+        }
+        // The upstream queue refused it (full or AQM): local congestion, as
+        // if that upstream had answered Nack(Congestion).
+        if let Some(o) = self
+            .pit
+            .get_mut(id)
+            .and_then(|e| e.out_records.iter_mut().find(|o| o.face == face))
+        {
+            o.nack = Some(NackReason::Congestion);
+        }
+        false
+    }
+
+    /// After a failed forward: when no upstream is left pending, Nacks every
+    /// downstream with the least severe reason recorded. Returns whether it did.
+    fn nack_if_no_upstream_left(&mut self, now: Timestamp, id: u32, mark: u64) -> bool {
+        let Some(entry) = self.pit.get(id) else {
+            return false;
+        };
+        if entry
+            .out_records
+            .iter()
+            .any(|o| o.nack.is_none() && o.expiry > now)
+        {
+            return false;
+        }
+        let Some(reason) = entry
+            .out_records
+            .iter()
+            .filter_map(|o| o.nack)
+            .min_by_key(|r| super::strategy::nack_severity(*r))
+        else {
+            return false;
+        };
+        let faces: Vec<FaceId> = entry.in_records.iter().map(|r| r.face).collect();
+        for f in faces {
+            self.nack_downstream(now, id, f, reason, mark);
+        }
+        true
     }
 
     fn nack_downstream(
@@ -189,6 +239,7 @@ impl Forwarder {
             nack: Some(reason),
             congestion_mark: mark,
             enqueued_at: now,
+            ingress: FaceId::INTERNAL,
         };
         self.send(now, face, pkt, NameScope::Global);
     }

@@ -159,15 +159,6 @@ pub struct FaceCounters {
     pub drops: DropCounters,
 }
 
-impl FaceCounters {
-    /// Counts partial packets given up by the reassembler.
-    pub(crate) fn drops_reassembly_timeout(&mut self, n: usize) {
-        for _ in 0..n {
-            self.drops.add(DropReason::Reassembly);
-        }
-    }
-}
-
 /// Forwarder-wide counters (NFD `status/general` plus drops).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ForwarderCounters {

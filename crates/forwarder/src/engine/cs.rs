@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 
+use super::hash::{Map, SeededState};
+
 const NIL: u32 = u32::MAX;
 
 /// Most entries one CanBePrefix lookup inspects before giving up; bounds the
@@ -44,7 +46,10 @@ pub struct CsQuery<'a> {
 /// Bounded LRU content store.
 #[derive(Debug, Clone)]
 pub struct ContentStore {
+    /// Byte-ordered index, for CanBePrefix range scans.
     index: BTreeMap<Bytes, u32>,
+    /// Hash index, for the common exact-name lookup.
+    exact: Map<Bytes, u32>,
     slots: Vec<Option<Entry>>,
     free: Vec<u32>,
     head: u32,
@@ -56,9 +61,10 @@ pub struct ContentStore {
 
 impl ContentStore {
     /// Creates a store of at most `max_packets` Data and `max_bytes` wire bytes.
-    pub fn new(max_packets: usize, max_bytes: usize) -> Self {
+    pub fn new(max_packets: usize, max_bytes: usize, hasher: SeededState) -> Self {
         ContentStore {
             index: BTreeMap::new(),
+            exact: Map::with_hasher(hasher),
             slots: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -124,6 +130,7 @@ impl ContentStore {
         if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
             self.bytes -= e.wire.len();
             self.index.remove(&e.key);
+            self.exact.remove(&e.key);
             self.free.push(i);
         }
     }
@@ -141,7 +148,7 @@ impl ContentStore {
             return;
         }
         let fresh_until = now + freshness.unwrap_or(Duration::ZERO);
-        if let Some(&i) = self.index.get(&name_value) {
+        if let Some(&i) = self.exact.get(&name_value) {
             self.remove_slot(i);
         }
         while self.index.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
@@ -169,7 +176,8 @@ impl ContentStore {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.index.insert(name_value, i);
+        self.index.insert(name_value.clone(), i);
+        self.exact.insert(name_value, i);
         self.push_front(i);
     }
 
@@ -206,7 +214,7 @@ impl ContentStore {
             }
             hit
         } else {
-            let i = *self.index.get(q.name_value)?;
+            let i = *self.exact.get(q.name_value)?;
             self.entry(i)
                 .is_some_and(|e| usable(e, &mut digest_of))
                 .then_some(i)
@@ -220,6 +228,7 @@ impl ContentStore {
     /// Removes every entry.
     pub fn clear(&mut self) {
         self.index.clear();
+        self.exact.clear();
         self.slots.clear();
         self.free.clear();
         self.head = NIL;
@@ -244,6 +253,7 @@ impl ContentStore {
         }
         assert_eq!(prev, self.tail);
         assert_eq!(n, self.index.len());
+        assert_eq!(n, self.exact.len());
         assert_eq!(b, self.bytes);
         assert!(n <= self.max_packets && b <= self.max_bytes);
     }
@@ -274,7 +284,7 @@ mod tests {
 
     #[test]
     fn lru_evicts_least_recently_used_within_packet_bound() {
-        let mut cs = ContentStore::new(2, 1 << 20);
+        let mut cs = ContentStore::new(2, 1 << 20, SeededState::new(0));
         let t = Timestamp::ZERO;
         cs.insert(t, n(&["a"]), Bytes::from_static(b"A"), None);
         cs.insert(t, n(&["b"]), Bytes::from_static(b"B"), None);
@@ -288,7 +298,7 @@ mod tests {
 
     #[test]
     fn byte_bound_evicts_and_oversize_is_refused() {
-        let mut cs = ContentStore::new(100, 10);
+        let mut cs = ContentStore::new(100, 10, SeededState::new(0));
         let t = Timestamp::ZERO;
         cs.insert(t, n(&["a"]), Bytes::from(vec![0u8; 6]), None);
         cs.insert(t, n(&["b"]), Bytes::from(vec![0u8; 6]), None);
@@ -301,7 +311,7 @@ mod tests {
 
     #[test]
     fn must_be_fresh_respects_freshness_period() {
-        let mut cs = ContentStore::new(10, 1000);
+        let mut cs = ContentStore::new(10, 1000, SeededState::new(0));
         let t0 = Timestamp::ZERO;
         cs.insert(
             t0,
@@ -322,7 +332,7 @@ mod tests {
 
     #[test]
     fn can_be_prefix_matches_only_on_component_boundaries() {
-        let mut cs = ContentStore::new(10, 1000);
+        let mut cs = ContentStore::new(10, 1000, SeededState::new(0));
         let t = Timestamp::ZERO;
         cs.insert(t, n(&["ab", "x"]), Bytes::from_static(b"ABX"), None);
         cs.insert(t, n(&["a", "b", "c"]), Bytes::from_static(b"ABC"), None);
@@ -340,7 +350,7 @@ mod tests {
 
     #[test]
     fn digest_query_checks_digest() {
-        let mut cs = ContentStore::new(10, 1000);
+        let mut cs = ContentStore::new(10, 1000, SeededState::new(0));
         let t = Timestamp::ZERO;
         cs.insert(t, n(&["a"]), Bytes::from_static(b"A"), None);
         let key = n(&["a"]);
@@ -348,5 +358,107 @@ mod tests {
         query.implicit_digest = Some([7; 32]);
         assert!(cs.find(t, &query, |_| Some([7; 32])).is_some());
         assert!(cs.find(t, &query, |_| Some([8; 32])).is_none());
+    }
+
+    mod model {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// Naive reference: a list with explicit LRU ticks.
+        #[derive(Default)]
+        struct Naive {
+            items: Vec<(Vec<u8>, Bytes, Timestamp, u64)>,
+            tick: u64,
+        }
+
+        impl Naive {
+            fn insert(
+                &mut self,
+                now: Timestamp,
+                k: Vec<u8>,
+                w: Bytes,
+                f: Option<Duration>,
+                maxp: usize,
+                maxb: usize,
+            ) {
+                if maxp == 0 || w.len() > maxb {
+                    return;
+                }
+                self.items.retain(|i| i.0 != k);
+                loop {
+                    let bytes: usize = self.items.iter().map(|i| i.1.len()).sum();
+                    if self.items.len() < maxp && bytes + w.len() <= maxb {
+                        break;
+                    }
+                    let Some(pos) = self
+                        .items
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, i)| i.3)
+                        .map(|(p, _)| p)
+                    else {
+                        break;
+                    };
+                    self.items.remove(pos);
+                }
+                self.tick += 1;
+                self.items
+                    .push((k, w, now + f.unwrap_or(Duration::ZERO), self.tick));
+            }
+            fn find(&mut self, now: Timestamp, name: &[u8], cbp: bool, mbf: bool) -> Option<Bytes> {
+                let pos = self
+                    .items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| {
+                        if cbp {
+                            i.0.starts_with(name)
+                        } else {
+                            i.0 == name
+                        }
+                    })
+                    .filter(|(_, i)| !mbf || i.2 > now)
+                    .min_by(|a, b| a.1 .0.cmp(&b.1 .0))
+                    .map(|(p, _)| p)?;
+                self.tick += 1;
+                self.items[pos].3 = self.tick;
+                Some(self.items[pos].1.clone())
+            }
+        }
+
+        fn key(parts: &[u8]) -> Vec<u8> {
+            let mut v = Vec::new();
+            for p in parts {
+                v.extend_from_slice(&[8, 1, b'a' + p]);
+            }
+            v
+        }
+
+        proptest! {
+            #[test]
+            fn cs_agrees_with_naive_lru_model(ops in prop::collection::vec(
+                (any::<bool>(), prop::collection::vec(0u8..3, 0..4), 1usize..40, prop::option::of(0u64..50),
+                 any::<bool>(), any::<bool>(), 0u64..20), 1..200)) {
+                let (maxp, maxb) = (5, 100);
+                let mut cs = ContentStore::new(maxp, maxb, SeededState::new(1));
+                let mut naive = Naive::default();
+                let mut now = Timestamp::ZERO;
+                for (is_insert, parts, len, fresh, cbp, mbf, dt) in ops {
+                    now += Duration::from_millis(dt);
+                    let k = key(&parts);
+                    if is_insert {
+                        let w = Bytes::from(vec![len as u8; len]);
+                        let f = fresh.map(Duration::from_millis);
+                        cs.insert(now, Bytes::from(k.clone()), w.clone(), f);
+                        naive.insert(now, k, w, f, maxp, maxb);
+                    } else {
+                        let q = CsQuery { name_value: &k, can_be_prefix: cbp, must_be_fresh: mbf, implicit_digest: None };
+                        prop_assert_eq!(cs.find(now, &q, |_| None), naive.find(now, &k, cbp, mbf));
+                    }
+                    cs.check();
+                    prop_assert_eq!(cs.len(), naive.items.len());
+                }
+            }
+        }
     }
 }

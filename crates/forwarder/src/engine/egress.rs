@@ -14,14 +14,21 @@ use super::strategy::NameScope;
 
 impl Forwarder {
     /// Queues a packet on `face`, enforcing `/localhost` scope.
-    pub(super) fn send(&mut self, now: Timestamp, face: FaceId, pkt: OutPacket, scope: NameScope) {
+    /// Returns whether the packet was queued.
+    pub(super) fn send(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        pkt: OutPacket,
+        scope: NameScope,
+    ) -> bool {
         let Some(f) = self.faces.0.get_mut(&face) else {
             self.counters.drops.add(DropReason::FaceGone);
-            return;
+            return false;
         };
         if scope == NameScope::Localhost && !f.info.params.is_local() {
             self.drop_packet(face, DropReason::LocalhostScope);
-            return;
+            return false;
         }
         let kind = pkt.kind;
         let mut view = QueueView {
@@ -33,7 +40,7 @@ impl Forwarder {
         f.info.queue = view.stats;
         if let Err(reason) = res {
             self.drop_packet(face, reason);
-            return;
+            return false;
         }
         let c = &mut f.info.counters;
         match kind {
@@ -54,6 +61,7 @@ impl Forwarder {
             f.in_active = true;
             self.active.push_back(face);
         }
+        true
     }
 
     /// Returns the next frame to put on a transport at `now`, or `None` when
@@ -120,7 +128,7 @@ fn next_frame(
             pit_token: pkt.pit_token,
             nack: pkt.nack,
             congestion_mark: (pkt.congestion_mark > 0).then_some(pkt.congestion_mark),
-            incoming_face_id: (params.local_fields && params.is_local()).then_some(f.info.id.0),
+            incoming_face_id: (params.local_fields && params.is_local()).then_some(pkt.ingress.0),
             ..LpPacket::from_fragment(pkt.wire)
         };
         let encoded_len = lp.encoded_len();

@@ -105,7 +105,7 @@ impl Forwarder {
             active: VecDeque::new(),
             fib: Fib::new(cfg.fib_max_entries, cfg.fib_max_nexthops, hasher),
             pit: Pit::new(cfg.pit_max_entries, hasher),
-            cs: ContentStore::new(cfg.cs_max_packets, cfg.cs_max_bytes),
+            cs: ContentStore::new(cfg.cs_max_packets, cfg.cs_max_bytes, hasher),
             dnl: DeadNonceList::new(cfg.dead_nonce_max, cfg.dead_nonce_lifetime, hasher),
             strategies: Vec::new(),
             strategy_table: PrefixTable::new(cfg.strategy_max_entries.max(1), hasher),
@@ -383,7 +383,10 @@ impl Forwarder {
             if f.reassembly_deadline.is_some_and(|d| d <= now) {
                 if let Some(r) = f.reassembler.as_mut() {
                     let expired = r.expire(now.as_nanos());
-                    f.info.counters.drops_reassembly_timeout(expired);
+                    for _ in 0..expired {
+                        f.info.counters.drops.add(DropReason::Reassembly);
+                        self.counters.drops.add(DropReason::Reassembly);
+                    }
                     f.reassembly_deadline = r.next_deadline_ns().map(Timestamp::from_nanos);
                 } else {
                     f.reassembly_deadline = None;

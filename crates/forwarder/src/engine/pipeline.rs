@@ -196,7 +196,20 @@ impl Forwarder {
             digest.is_some(),
         ) {
             PitInsert::Full => {
+                // Overload: tell a point-to-point downstream to back off.
                 self.drop_packet(face, DropReason::PitFull);
+                if link_type == LinkType::PointToPoint {
+                    let pkt = OutPacket {
+                        kind: PacketKind::Nack,
+                        wire: received,
+                        pit_token: lp.pit_token.clone(),
+                        nack: Some(NackReason::Congestion),
+                        congestion_mark: 0,
+                        enqueued_at: now,
+                        ingress: face,
+                    };
+                    self.send(now, face, pkt, NameScope::Global);
+                }
                 return;
             }
             PitInsert::New(id) | PitInsert::Existing(id) => id,
@@ -248,6 +261,7 @@ impl Forwarder {
                     nack: None,
                     congestion_mark: 0,
                     enqueued_at: now,
+                    ingress: FaceId::CONTENT_STORE,
                 };
                 self.send(now, face, pkt, scope);
                 return;
@@ -428,6 +442,7 @@ impl Forwarder {
             nack: Some(NackReason::Duplicate),
             congestion_mark: 0,
             enqueued_at: now,
+            ingress: face,
         };
         self.send(now, face, pkt, NameScope::Global);
     }

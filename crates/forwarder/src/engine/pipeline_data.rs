@@ -231,6 +231,7 @@ impl Forwarder {
                 nack: None,
                 congestion_mark: 0,
                 enqueued_at: now,
+                ingress: FaceId::INTERNAL,
             };
             self.send(now, face, pkt, name_scope(&name_value));
         }

@@ -185,8 +185,13 @@ impl Pit {
         mbf: bool,
         has_digest: bool,
     ) -> PitInsert {
-        if let Some(i) = self.find(name_value, cbp, mbf) {
-            return PitInsert::Existing(i);
+        let head = self.index.get(name_value.as_ref()).copied().unwrap_or(NIL);
+        let mut i = head;
+        while let Some(e) = self.get(i) {
+            if e.can_be_prefix == cbp && e.must_be_fresh == mbf {
+                return PitInsert::Existing(i);
+            }
+            i = e.next_same_name;
         }
         if self.live >= self.max_entries {
             return PitInsert::Full;
@@ -198,7 +203,6 @@ impl Pit {
                 (self.slots.len() - 1) as u32
             }
         };
-        let head = self.index.get(name_value.as_ref()).copied().unwrap_or(NIL);
         let depth = depth.min(MAX_DEPTH);
         {
             let e = &mut self.slots[id as usize];

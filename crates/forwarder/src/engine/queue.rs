@@ -41,6 +41,9 @@ pub struct OutPacket {
     pub congestion_mark: u64,
     /// When it entered the queue (sojourn time for AQM).
     pub enqueued_at: Timestamp,
+    /// The face the packet came from (IncomingFaceId towards local-fields
+    /// faces; 254 for Content Store hits, 1 for management replies).
+    pub ingress: FaceId,
 }
 
 /// What a shaper, scheduler or AQM sees of a queue.

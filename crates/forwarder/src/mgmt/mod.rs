@@ -11,9 +11,11 @@
 //! - [`command`]: command Interest parsing (v0.3 signed and legacy forms).
 //! - [`rib`]: routes by origin with ChildInherit/Capture, feeding the FIB.
 //! - [`face_uri`]: FaceUri parsing.
+//! - [`face_state`]: the icnfwd-specific per-face state dataset.
 
 pub mod command;
 pub mod dataset;
+pub mod face_state;
 pub mod face_uri;
 mod manager;
 pub mod params;
@@ -25,6 +27,7 @@ pub use dataset::{
     FaceStatus, FibEntry, ForwarderStatus, PacketCounters, RibEntryStatus, RouteRecord,
     StrategyChoiceStatus,
 };
+pub use face_state::FaceState;
 pub use face_uri::{FaceUri, FaceUriError};
 pub use manager::{FaceCreateRequest, FwdOps, GeneralCounters, Manager, ManagerConfig, MgmtEvent};
 pub use params::{ControlParameters, ControlResponse};

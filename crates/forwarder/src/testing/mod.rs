@@ -249,9 +249,19 @@ impl Network {
 
     /// Adds an application on a local face of `node`.
     pub fn add_app(&mut self, node: NodeId, responder: Option<Responder>) -> (AppId, FaceId) {
+        let params = FaceParams::local(format!("app://{}", self.apps.len()));
+        self.add_app_with(node, params, responder)
+    }
+
+    /// Adds an application on a face with the given parameters.
+    pub fn add_app_with(
+        &mut self,
+        node: NodeId,
+        params: FaceParams,
+        responder: Option<Responder>,
+    ) -> (AppId, FaceId) {
         let id = AppId(self.apps.len());
-        let face =
-            self.nodes[node.0].add_face(self.now, FaceParams::local(format!("app://{}", id.0)));
+        let face = self.nodes[node.0].add_face(self.now, params);
         self.apps.push(App {
             node,
             face,

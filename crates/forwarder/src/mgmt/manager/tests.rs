@@ -1,5 +1,7 @@
 use super::*;
-use crate::mgmt::dataset::items;
+use crate::mgmt::dataset::{items, ForwarderStatus};
+use crate::mgmt::FaceState;
+use icn_tlv::Component;
 
 /// A table-only stand-in for the engine.
 #[derive(Default)]
@@ -33,6 +35,17 @@ impl FwdOps for Fake {
                     local_uri,
                     ..Default::default()
                 }
+            })
+            .collect()
+    }
+    fn face_states(&self) -> Vec<FaceState> {
+        self.faces
+            .iter()
+            .map(|&f| FaceState {
+                face_id: f,
+                queue_data: f - 255,
+                drops: vec![("queue-full".into(), f)],
+                ..Default::default()
             })
             .collect()
     }
@@ -125,6 +138,52 @@ fn appv2_register_reply_is_the_python_ndn_vector() {
     assert_eq!(f.sent[0].0, 256);
     assert_eq!(f.sent[0].1, vector("rib_register_response.hex"));
     assert_eq!(f.fib, vec![("/example".parse().unwrap(), 256, 0)]);
+}
+
+#[test]
+fn bad_digest_signature_is_forbidden_and_not_applied() {
+    let (mut m, mut f) = setup();
+    let mut w = vector("rib_register_appv2.hex").to_vec();
+    *w.last_mut().unwrap() ^= 0x80;
+    let i = Interest::decode(Bytes::from(w)).unwrap();
+    m.handle_interest(Timestamp::ZERO, &mut f, 256, &i);
+    let (d, r) = response(&f, 0);
+    assert_eq!(d.name, i.name);
+    assert_eq!(r.code, status::FORBIDDEN);
+    assert_eq!(r.body.unwrap().name.unwrap().to_string(), "/example");
+    assert!(f.fib.is_empty());
+    assert_eq!(m.rib().entries().count(), 0);
+}
+
+#[test]
+fn other_signature_types_are_accepted_unverified() {
+    let (mut m, mut f) = setup();
+    let p = ControlParameters {
+        name: Some("/other".parse().unwrap()),
+        ..Default::default()
+    };
+    // An ECDSA-typed (3) signature with a value nobody can check here.
+    let mut i = crate::mgmt::command::signed_command("rib", "register", &p, 1, 2);
+    i.sig_info = Some(Bytes::from_static(&[0x1b, 0x01, 0x03]));
+    i.sig_value = Some(Bytes::from(vec![0x55; 64]));
+    let i = Interest::decode(i.encode()).unwrap();
+    m.handle_interest(Timestamp::ZERO, &mut f, 257, &i);
+    assert_eq!(response(&f, 0).1.code, 200);
+    assert_eq!(f.fib, vec![("/other".parse().unwrap(), 257, 0)]);
+}
+
+#[test]
+fn signed_command_helper_is_accepted() {
+    let (mut m, mut f) = setup();
+    let p = ControlParameters {
+        name: Some("/signed".parse().unwrap()),
+        ..Default::default()
+    };
+    let wire = crate::mgmt::command::signed_command("rib", "register", &p, 9, 1_700_000_000_000)
+        .encode();
+    let i = Interest::decode(wire).unwrap();
+    m.handle_interest(Timestamp::ZERO, &mut f, 256, &i);
+    assert_eq!(response(&f, 0).1.code, 200);
 }
 
 #[test]
@@ -426,4 +485,23 @@ fn undecodable_command_gets_no_reply() {
     );
     m.handle_interest(Timestamp::ZERO, &mut f, 256, &i);
     assert!(f.sent.is_empty());
+}
+
+#[test]
+fn icnfwd_state_dataset_lists_every_face() {
+    let (mut m, mut f) = setup();
+    let mut i = Interest::new("/localhost/nfd/faces/icnfwd-state".parse().unwrap());
+    i.can_be_prefix = true;
+    m.handle_interest(Timestamp::from_millis(3), &mut f, 256, &i);
+    let d = Data::decode(f.sent[0].1.clone()).unwrap();
+    assert!(i.name.is_prefix_of(&d.name));
+    let states: Vec<FaceState> = items(d.content.clone())
+        .unwrap()
+        .into_iter()
+        .map(|v| FaceState::decode_value(v).unwrap())
+        .collect();
+    assert_eq!(states.len(), 2);
+    assert_eq!(states[1].face_id, 257);
+    assert_eq!(states[1].queue_data, 2);
+    assert_eq!(states[1].drops, vec![("queue-full".to_string(), 257)]);
 }

@@ -1,0 +1,336 @@
+//! The engine task: owns the `Node`, maps faces to transports, drives the
+//! single timer, handles signals and configuration reloads.
+//!
+//! - this file: the task's state, its main loop, and moving packets between
+//!   the node and the transports;
+//! - [`faces`]: opening, mapping and closing faces of every transport;
+//! - [`tables`]: configuration tables (static routes, strategies, permanent
+//!   faces) and SIGHUP reloads.
+
+mod faces;
+mod tables;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use cc_core::Timestamp;
+use hashbrown::HashMap;
+use icn_tlv::Name;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use super::ethernet::{EthSocket, Mac};
+use super::listen::{accept_tcp, accept_unix, multicast_socket, tcp_listener, unix_listener};
+use super::{udp, Inbound, InboundTx, LogReload};
+use crate::config::Config;
+use crate::engine::FaceId;
+use crate::mgmt::{FaceUri, ManagerConfig};
+use crate::node::{Node, NodeEvent};
+
+/// Batches waiting for the engine task.
+const INBOUND_QUEUE: usize = 1024;
+/// Batches waiting for one UDP or Ethernet sender.
+const OUT_QUEUE: usize = 256;
+/// On-demand faces allowed at once; new peers beyond it are dropped.
+const MAX_FACES: usize = 10_000;
+const RECONNECT_DELAY: Duration = Duration::from_secs(2);
+
+struct UdpChannel {
+    local: SocketAddr,
+    out: mpsc::Sender<Vec<(SocketAddr, Bytes)>>,
+    pending: Vec<(SocketAddr, Bytes)>,
+    /// A multicast channel maps every sender to one multi-access face.
+    multicast_face: Option<FaceId>,
+}
+
+/// One AF_PACKET socket: a multicast face plus on-demand unicast faces.
+struct EthChannel {
+    sock: Arc<EthSocket>,
+    /// Face MTU (the interface MTU unless the config lowers it).
+    mtu: usize,
+    out: mpsc::Sender<Vec<(Mac, Bytes)>>,
+    pending: Vec<(Mac, Bytes)>,
+    multicast_face: FaceId,
+}
+
+enum FaceTx {
+    Udp { sock: usize, peer: SocketAddr },
+    Eth { chan: usize, peer: Mac },
+    Stream(Option<mpsc::Sender<Bytes>>),
+}
+
+struct FaceEntry {
+    tx: FaceTx,
+    uri: FaceUri,
+    on_demand: bool,
+    last_rx: Instant,
+    reader: Option<AbortHandle>,
+}
+
+struct Shell {
+    node: Node,
+    start: Instant,
+    tx: InboundTx,
+    udp: Vec<UdpChannel>,
+    eth: Vec<EthChannel>,
+    faces: HashMap<FaceId, FaceEntry>,
+    udp_peers: HashMap<(usize, SocketAddr), FaceId>,
+    eth_peers: HashMap<(usize, Mac), FaceId>,
+    /// Faces opened from `[[face]]`, by URI, for routes and reloads.
+    config_faces: HashMap<FaceUri, FaceId>,
+    /// Multicast faces a `[[route]]` may name: `dev://IFNAME` for an
+    /// Ethernet face, the group URI for all UDP multicast faces.
+    group_faces: HashMap<FaceUri, Vec<FaceId>>,
+    config_strategies: Vec<Name>,
+    cfg: Config,
+    config_path: Option<PathBuf>,
+    log_reload: Option<LogReload>,
+    dropped_out: u64,
+}
+
+pub(super) async fn run(
+    cfg: Config,
+    config_path: Option<PathBuf>,
+    log_reload: Option<LogReload>,
+) -> anyhow::Result<()> {
+    let (tx, mut rx) = mpsc::channel::<Vec<Inbound>>(INBOUND_QUEUE);
+    let start = Instant::now();
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mcfg = ManagerConfig {
+        unix_epoch_offset_ms: unix_ms,
+        max_routes: cfg.tables.rib_max_routes,
+        ..Default::default()
+    };
+    let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32);
+    let node = Node::new(cfg.engine_config(), mcfg, seed);
+    let mut shell = Shell {
+        node,
+        start,
+        tx: tx.clone(),
+        udp: Vec::new(),
+        eth: Vec::new(),
+        faces: HashMap::new(),
+        udp_peers: HashMap::new(),
+        eth_peers: HashMap::new(),
+        config_faces: HashMap::new(),
+        group_faces: HashMap::new(),
+        config_strategies: Vec::new(),
+        cfg: cfg.clone(),
+        config_path,
+        log_reload,
+        dropped_out: 0,
+    };
+
+    if cfg.udp.enabled {
+        for addr in &cfg.udp.listen {
+            let sock = udp::bind(*addr).with_context(|| format!("binding UDP {addr}"))?;
+            let local = sock.local_addr()?;
+            shell.add_udp_channel(Arc::new(sock), local, None);
+            tracing::info!(%local, "UDP listening");
+        }
+    }
+    if cfg.multicast.enabled {
+        for iface in &cfg.multicast.interfaces {
+            let sock = multicast_socket(cfg.multicast.group, *iface)
+                .with_context(|| format!("joining {} on {iface}", cfg.multicast.group))?;
+            shell.add_multicast_face(Arc::new(sock), *iface);
+        }
+    }
+    for e in &cfg.ethernet {
+        let sock = EthSocket::open(&e.interface)
+            .with_context(|| format!("opening Ethernet face on {}", e.interface))?;
+        shell.add_ethernet(Arc::new(sock), e.mtu);
+    }
+    let mut listeners = Vec::new();
+    if cfg.tcp.enabled {
+        for addr in &cfg.tcp.listen {
+            let l = tcp_listener(*addr).with_context(|| format!("binding TCP {addr}"))?;
+            tracing::info!(local = %l.local_addr()?, "TCP listening");
+            listeners.push(tokio::spawn(accept_tcp(l, tx.clone())));
+        }
+    }
+    let unix_path = cfg.unix.enabled.then(|| cfg.unix.path.clone());
+    if let Some(path) = &unix_path {
+        let l = unix_listener(path)
+            .with_context(|| format!("binding Unix socket {}", path.display()))?;
+        tracing::info!(path = %path.display(), "Unix socket listening");
+        listeners.push(tokio::spawn(accept_unix(l, tx.clone())));
+    }
+    shell.apply_config_tables(&cfg)?;
+    drop(tx);
+
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let sweep_every = Duration::from_secs((cfg.udp.idle_timeout_s / 4).clamp(1, 60));
+    let mut sweep = tokio::time::interval(sweep_every);
+    tracing::info!("icnfwd running");
+    loop {
+        let deadline = shell.node.poll_timeout().map(|t| shell.instant_of(t));
+        let timer = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
+            _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
+            _ = sighup.recv() => shell.reload(),
+            batch = rx.recv() => {
+                let Some(batch) = batch else { break };
+                shell.handle_batch(batch);
+                // Drain what else is ready before transmitting, bounded.
+                for _ in 0..64 {
+                    match rx.try_recv() {
+                        Ok(b) => shell.handle_batch(b),
+                        Err(_) => break,
+                    }
+                }
+            }
+            _ = timer => { let now = shell.now(); shell.node.handle_timeout(now); }
+            _ = sweep.tick() => shell.sweep_idle(),
+        }
+        shell.flush();
+    }
+    for l in listeners {
+        l.abort();
+    }
+    if let Some(p) = unix_path {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
+}
+
+impl Shell {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    fn instant_of(&self, t: Timestamp) -> Instant {
+        self.start + Duration::from_nanos(t.as_nanos().min(u64::MAX / 2))
+    }
+
+    fn entry(&self, tx: FaceTx, uri: FaceUri, on_demand: bool) -> FaceEntry {
+        FaceEntry {
+            tx,
+            uri,
+            on_demand,
+            last_rx: Instant::now(),
+            reader: None,
+        }
+    }
+
+    fn handle_batch(&mut self, batch: Vec<Inbound>) {
+        let now = self.now();
+        for m in batch {
+            match m {
+                Inbound::Udp { sock, from, pkt } => {
+                    let face = self.udp_face(now, sock, from);
+                    self.deliver(now, face, pkt);
+                }
+                Inbound::Eth {
+                    chan,
+                    from,
+                    multicast,
+                    pkt,
+                } => {
+                    let face = if multicast {
+                        self.eth.get(chan).map(|c| c.multicast_face)
+                    } else {
+                        self.eth_face(now, chan, from)
+                    };
+                    self.deliver(now, face, pkt);
+                }
+                Inbound::Stream { face, pkt } => {
+                    if self.faces.contains_key(&face) {
+                        self.node.handle_packet(now, face, pkt);
+                    }
+                }
+                Inbound::StreamClosed { face } => self.stream_closed(now, face),
+                Inbound::Accepted(s) => self.accepted(now, s),
+                Inbound::Connected { purpose, result } => self.connected(now, purpose, result),
+            }
+        }
+    }
+
+    /// Hands a datagram or frame to the engine and notes the face active.
+    fn deliver(&mut self, now: Timestamp, face: Option<FaceId>, pkt: Bytes) {
+        let Some(face) = face else { return };
+        if let Some(e) = self.faces.get_mut(&face) {
+            e.last_rx = Instant::now();
+        }
+        self.node.handle_packet(now, face, pkt);
+    }
+
+    fn output(&mut self, face: FaceId, bytes: Bytes) {
+        let Some(e) = self.faces.get(&face) else {
+            return;
+        };
+        match &e.tx {
+            FaceTx::Udp { sock, peer } => self.udp[*sock].pending.push((*peer, bytes)),
+            FaceTx::Eth { chan, peer } => self.eth[*chan].pending.push((*peer, bytes)),
+            FaceTx::Stream(Some(tx)) => {
+                if tx.try_send(bytes).is_err() {
+                    self.dropped_out += 1;
+                }
+            }
+            FaceTx::Stream(None) => self.dropped_out += 1,
+        }
+    }
+
+    /// Drains transmits and events until both are empty, then hands each
+    /// datagram socket its batch.
+    fn flush(&mut self) {
+        loop {
+            let now = self.now();
+            let mut progressed = false;
+            while let Some(t) = self.node.poll_transmit(now) {
+                self.output(t.face, t.bytes);
+                progressed = true;
+            }
+            while let Some(ev) = self.node.poll_event() {
+                self.node_event(now, ev);
+                progressed = true;
+            }
+            if !progressed {
+                break;
+            }
+        }
+        for c in &mut self.udp {
+            if !c.pending.is_empty() {
+                let batch = std::mem::take(&mut c.pending);
+                let n = batch.len() as u64;
+                if c.out.try_send(batch).is_err() {
+                    self.dropped_out += n;
+                }
+            }
+        }
+        for c in &mut self.eth {
+            if !c.pending.is_empty() {
+                let batch = std::mem::take(&mut c.pending);
+                let n = batch.len() as u64;
+                if c.out.try_send(batch).is_err() {
+                    self.dropped_out += n;
+                }
+            }
+        }
+    }
+
+    fn node_event(&mut self, now: Timestamp, ev: NodeEvent) {
+        match ev {
+            NodeEvent::CreateFace(req) => self.create_face(now, req),
+            NodeEvent::DestroyFace { face } => self.drop_face_transport(face),
+        }
+    }
+}

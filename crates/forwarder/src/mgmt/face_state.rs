@@ -1,0 +1,183 @@
+//! The icnfwd-specific dataset `/localhost/nfd/faces/icnfwd-state`: per-face
+//! state that NFD's FaceStatus has no field for (link capacity, egress queue
+//! occupancy, frames, congestion marks, drops by reason). Served like every
+//! status dataset (versioned, segmented); NFD tools never ask for it.
+//!
+//! ```text
+//! FaceState        = 128 TLV-LENGTH FaceId [CapacityBps] QueueInterests
+//!                      QueueInterestBytes QueueData QueueDataBytes QueueFrames
+//!                      NOutFrames NOutMarked *Drop
+//! FaceId           = 105 NNI                  (as in FaceStatus)
+//! CapacityBps      = 200 NNI                  (bit/s; absent = unpaced)
+//! QueueInterests   = 201 NNI   QueueInterestBytes = 202 NNI
+//! QueueData        = 203 NNI   QueueDataBytes     = 204 NNI
+//! QueueFrames      = 205 NNI   (encoded fragments awaiting release)
+//! NOutFrames       = 206 NNI   NOutMarked         = 207 NNI
+//! Drop             = 208 TLV-LENGTH DropReason Count
+//! DropReason       = 209 UTF-8 (kebab-case, e.g. "queue-full")
+//! Count            = 210 NNI
+//! ```
+//! Decoders skip unknown elements, so fields can be added.
+
+use bytes::{Bytes, BytesMut};
+
+use super::wire::{self, put_nested, put_nni, put_opt_nni, put_tlv, TlvReader};
+use super::MgmtError;
+
+/// The dataset's module and name under `/localhost/nfd`.
+pub const DATASET: (&str, &str) = ("faces", "icnfwd-state");
+
+const ITEM: u32 = 128;
+const FACE_ID: u32 = 105;
+const CAPACITY_BPS: u32 = 200;
+const QUEUE_INTERESTS: u32 = 201;
+const QUEUE_INTEREST_BYTES: u32 = 202;
+const QUEUE_DATA: u32 = 203;
+const QUEUE_DATA_BYTES: u32 = 204;
+const QUEUE_FRAMES: u32 = 205;
+const N_OUT_FRAMES: u32 = 206;
+const N_OUT_MARKED: u32 = 207;
+const DROP: u32 = 208;
+const DROP_REASON: u32 = 209;
+const COUNT: u32 = 210;
+
+/// One face's icnfwd-specific state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FaceState {
+    pub face_id: u64,
+    pub capacity_bps: Option<u64>,
+    pub queue_interests: u64,
+    pub queue_interest_bytes: u64,
+    pub queue_data: u64,
+    pub queue_data_bytes: u64,
+    pub queue_frames: u64,
+    pub n_out_frames: u64,
+    pub n_out_marked: u64,
+    /// (reason, count), non-zero counts only.
+    pub drops: Vec<(String, u64)>,
+}
+
+impl FaceState {
+    pub fn encode_into(&self, out: &mut BytesMut) {
+        let mut b = BytesMut::with_capacity(64 + 16 * self.drops.len());
+        put_nni(&mut b, FACE_ID, self.face_id);
+        put_opt_nni(&mut b, CAPACITY_BPS, self.capacity_bps);
+        put_nni(&mut b, QUEUE_INTERESTS, self.queue_interests);
+        put_nni(&mut b, QUEUE_INTEREST_BYTES, self.queue_interest_bytes);
+        put_nni(&mut b, QUEUE_DATA, self.queue_data);
+        put_nni(&mut b, QUEUE_DATA_BYTES, self.queue_data_bytes);
+        put_nni(&mut b, QUEUE_FRAMES, self.queue_frames);
+        put_nni(&mut b, N_OUT_FRAMES, self.n_out_frames);
+        put_nni(&mut b, N_OUT_MARKED, self.n_out_marked);
+        for (reason, count) in &self.drops {
+            let mut d = BytesMut::with_capacity(reason.len() + 12);
+            put_tlv(&mut d, DROP_REASON, reason.as_bytes());
+            put_nni(&mut d, COUNT, *count);
+            put_nested(&mut b, DROP, &d);
+        }
+        put_nested(out, ITEM, &b);
+    }
+
+    /// Decodes the TLV-VALUE of one item.
+    pub fn decode_value(v: Bytes) -> Result<Self, MgmtError> {
+        let mut s = FaceState::default();
+        let mut face = None;
+        let mut r = TlvReader::new(v);
+        while let Some((t, v)) = r.next_element()? {
+            match t {
+                FACE_ID => face = Some(wire::nni(&v)?),
+                CAPACITY_BPS => s.capacity_bps = Some(wire::nni(&v)?),
+                QUEUE_INTERESTS => s.queue_interests = wire::nni(&v)?,
+                QUEUE_INTEREST_BYTES => s.queue_interest_bytes = wire::nni(&v)?,
+                QUEUE_DATA => s.queue_data = wire::nni(&v)?,
+                QUEUE_DATA_BYTES => s.queue_data_bytes = wire::nni(&v)?,
+                QUEUE_FRAMES => s.queue_frames = wire::nni(&v)?,
+                N_OUT_FRAMES => s.n_out_frames = wire::nni(&v)?,
+                N_OUT_MARKED => s.n_out_marked = wire::nni(&v)?,
+                DROP => {
+                    let (mut reason, mut count) = (None, 0);
+                    let mut rr = TlvReader::new(v);
+                    while let Some((t, v)) = rr.next_element()? {
+                        match t {
+                            DROP_REASON => reason = Some(wire::utf8(&v)?),
+                            COUNT => count = wire::nni(&v)?,
+                            _ => {}
+                        }
+                    }
+                    s.drops
+                        .push((reason.ok_or(MgmtError::Missing("DropReason"))?, count));
+                }
+                _ => {}
+            }
+        }
+        s.face_id = face.ok_or(MgmtError::Missing("FaceId"))?;
+        Ok(s)
+    }
+
+    /// Packets waiting on the face (Interests, Data/Nacks, ready frames).
+    pub fn queued_packets(&self) -> u64 {
+        self.queue_interests + self.queue_data + self.queue_frames
+    }
+
+    /// Sum of the drop counters.
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().map(|(_, c)| c).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mgmt::dataset::{encode_list, items};
+    use proptest::prelude::*;
+
+    fn arb_state() -> impl Strategy<Value = FaceState> {
+        (
+            any::<u64>(),
+            proptest::option::of(any::<u64>()),
+            proptest::array::uniform7(any::<u64>()),
+            proptest::collection::vec(("[a-z-]{1,20}", any::<u64>()), 0..5),
+        )
+            .prop_map(|(face_id, capacity_bps, q, drops)| FaceState {
+                face_id,
+                capacity_bps,
+                queue_interests: q[0],
+                queue_interest_bytes: q[1],
+                queue_data: q[2],
+                queue_data_bytes: q[3],
+                queue_frames: q[4],
+                n_out_frames: q[5],
+                n_out_marked: q[6],
+                drops,
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn roundtrip(list in proptest::collection::vec(arb_state(), 0..6)) {
+            let payload = encode_list(&list, FaceState::encode_into);
+            let back: Vec<FaceState> = items(payload)
+                .unwrap()
+                .into_iter()
+                .map(|v| FaceState::decode_value(v).unwrap())
+                .collect();
+            prop_assert_eq!(back, list);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_skipped_and_face_id_required() {
+        let mut v = BytesMut::new();
+        put_nni(&mut v, FACE_ID, 300);
+        put_nni(&mut v, 250, 9);
+        put_nni(&mut v, QUEUE_DATA, 4);
+        let s = FaceState::decode_value(v.freeze()).unwrap();
+        assert_eq!((s.face_id, s.queue_data), (300, 4));
+        let mut v = BytesMut::new();
+        put_nni(&mut v, QUEUE_DATA, 4);
+        assert_eq!(
+            FaceState::decode_value(v.freeze()),
+            Err(MgmtError::Missing("FaceId"))
+        );
+    }
+}
