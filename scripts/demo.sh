@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MB="${SIZE_MB:-50}"
-cargo build --release --bin icnfwd --bin icncat --bin icnput
+cargo build --release -p icn-forwarder --bin icnfwd -p icn-consumer --bin icncat --bin icnput
 BIN="${CARGO_TARGET_DIR:-target}/release"
 TMP="$(mktemp -d)"
 PIDS=()

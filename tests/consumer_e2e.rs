@@ -1,11 +1,14 @@
 //! End to end over real processes on loopback: icnfwd, icnput, icncat.
 
+use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Finds a workspace binary next to the test executable (target/<profile>/),
-/// building it with `cargo build --bin` when missing.
+/// running `cargo build` for it (a no-op when up to date) with $CARGO.
 fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let dir = exe
@@ -13,17 +16,37 @@ fn binary(name: &str) -> PathBuf {
         .and_then(Path::parent)
         .expect("target dir")
         .to_path_buf();
-    let path = dir.join(name);
-    if !path.exists() {
+    // Build (or confirm up to date) the three binaries once per test process,
+    // with the profile of this test, so that a stale binary is never used.
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--bin", name]);
+        cmd.args([
+            "build",
+            "-p",
+            "icn-forwarder",
+            "--bin",
+            "icnfwd",
+            "-p",
+            "icn-consumer",
+            "--bin",
+            "icncat",
+            "--bin",
+            "icnput",
+        ]);
         if dir.file_name().is_some_and(|p| p == "release") {
             cmd.arg("--release");
         }
-        let st = cmd.status().expect("cargo build");
-        assert!(st.success(), "building {name} failed");
-    }
+        let st = cmd.status().expect("running cargo build");
+        assert!(st.success(), "building the binaries failed");
+    });
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} missing after cargo build",
+        path.display()
+    );
     path
 }
 
@@ -36,7 +59,7 @@ impl Drop for Proc {
 }
 
 fn free_udp_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
+    UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
@@ -89,6 +112,9 @@ fn publish(sock: &Path, name: &str, file: &Path) -> Proc {
         "{}",
         String::from_utf8_lossy(&buf[..n])
     );
+    // The forwarder may answer rib/register a moment before the FIB entry
+    // is usable (NoRoute seen otherwise); give it that moment.
+    std::thread::sleep(Duration::from_millis(300));
     Proc(child)
 }
 
@@ -151,12 +177,18 @@ fn one_forwarder_every_scheme_is_byte_identical() {
     let input = dir.path().join("in.bin");
     let body = content(SIZE);
     std::fs::write(&input, &body).unwrap();
-    let _put = publish(&sock, "/e2e/one", &input);
     for cc in SCHEMES {
+        // One object per scheme, so that no fetch is served by the Content Store.
+        let name = format!("/e2e/one/{cc}");
+        let _put = publish(&sock, &name, &input);
         let out = dir.path().join(format!("out-{cc}.bin"));
-        let summary = fetch(&sock, "/e2e/one", &out, &flags(cc));
+        let summary = fetch(&sock, &name, &out, &flags(cc));
         assert!(
             summary.contains("All segments have been received."),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!("Congestion control: {cc}")),
             "{summary}"
         );
         assert!(
@@ -185,15 +217,111 @@ fn two_forwarders_over_udp_every_scheme_is_byte_identical() {
     let input = dir.path().join("in.bin");
     let body = content(SIZE / 2);
     std::fs::write(&input, &body).unwrap();
-    let _put = publish(&sock_b, "/e2e/two", &input);
     for cc in SCHEMES {
+        let name = format!("/e2e/two/{cc}");
+        let _put = publish(&sock_b, &name, &input);
         let out = dir.path().join(format!("out-{cc}.bin"));
-        fetch(&sock_a, "/e2e/two", &out, &flags(cc));
+        fetch(&sock_a, &name, &out, &flags(cc));
         assert!(
             std::fs::read(&out).unwrap() == body,
             "{cc}: content differs"
         );
     }
+}
+
+/// Relays UDP between two forwarders and drops every `drop_every`-th
+/// datagram in each direction (the daemon has no loss-emulation option).
+fn lossy_relay(upstream: std::net::SocketAddr, drop_every: u64) -> (u16, Arc<AtomicBool>) {
+    let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+    back.connect(upstream).unwrap();
+    front
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    back.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let port = front.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let downstream: Arc<Mutex<Option<std::net::SocketAddr>>> = Arc::default();
+    for towards_upstream in [true, false] {
+        let (front, back) = (front.try_clone().unwrap(), back.try_clone().unwrap());
+        let (stop, downstream) = (stop.clone(), downstream.clone());
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                if towards_upstream {
+                    if let Ok((len, from)) = front.recv_from(&mut buf) {
+                        *downstream.lock().unwrap() = Some(from);
+                        n += 1;
+                        if n % drop_every != 0 {
+                            let _ = back.send(&buf[..len]);
+                        }
+                    }
+                } else if let Ok(len) = back.recv(&mut buf) {
+                    n += 1;
+                    let to = *downstream.lock().unwrap();
+                    if let (Some(to), true) = (to, n % drop_every != 0) {
+                        let _ = front.send_to(&buf[..len], to);
+                    }
+                }
+            }
+        });
+    }
+    (port, stop)
+}
+
+#[test]
+fn lossy_link_still_gives_identical_content_and_counts_retransmissions() {
+    let dir = tempfile::tempdir().unwrap();
+    let port_b = free_udp_port();
+    let port_a = free_udp_port();
+    let (_b, sock_b) = forwarder(
+        dir.path(),
+        "b",
+        &format!("[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\n"),
+    );
+    let (relay_port, stop) = lossy_relay(format!("127.0.0.1:{port_b}").parse().unwrap(), 20);
+    let extra_a = format!(
+        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{relay_port}\"\n[[route]]\nprefix = \"/e2e/lossy\"\nface = \"udp4://127.0.0.1:{relay_port}\"\ncost = 1\n"
+    );
+    let (_a, sock_a) = forwarder(dir.path(), "a", &extra_a);
+    std::thread::sleep(Duration::from_millis(1000));
+    let input = dir.path().join("in.bin");
+    let body = content(SIZE / 4);
+    std::fs::write(&input, &body).unwrap();
+    for cc in ["cubic", "aimd", "fixed"] {
+        let name = format!("/e2e/lossy/{cc}");
+        let _put = publish(&sock_b, &name, &input);
+        let out = dir.path().join(format!("out-{cc}.bin"));
+        let json = dir.path().join(format!("{cc}.json"));
+        let mut f = flags(cc);
+        let json_s = json.display().to_string();
+        f.extend([
+            "--min-rto",
+            "50",
+            "--retries",
+            "-1",
+            "--stats-json",
+            &json_s,
+        ]);
+        if cc == "fixed" {
+            f.extend(["--pipeline-size", "16"]);
+        }
+        let summary = fetch(&sock_a, &name, &out, &f);
+        assert!(
+            std::fs::read(&out).unwrap() == body,
+            "{cc}: content differs"
+        );
+        let st: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let retx = st["retransmissions"].as_u64().unwrap();
+        assert!(retx > 0, "{cc}: 5% loss but no retransmission: {summary}");
+        assert!(
+            summary.contains(&format!("Retransmitted segments: {retx} (")),
+            "{summary}"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
 }
 
 #[test]

@@ -98,19 +98,37 @@ fn binary(name: &str) -> PathBuf {
         .and_then(Path::parent)
         .expect("target dir")
         .to_path_buf();
-    let path = dir.join(name);
-    if !path.exists() {
+    // Build (or confirm up to date) the three binaries once per test process,
+    // with the profile of this test, so that a stale binary is never used.
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--bin", name]);
+        cmd.args([
+            "build",
+            "-p",
+            "icn-forwarder",
+            "--bin",
+            "icnfwd",
+            "-p",
+            "icn-consumer",
+            "--bin",
+            "icncat",
+            "--bin",
+            "icnput",
+        ]);
         if dir.file_name().is_some_and(|p| p == "release") {
             cmd.arg("--release");
         }
-        assert!(
-            cmd.status().expect("cargo build").success(),
-            "building {name} failed"
-        );
-    }
+        let st = cmd.status().expect("running cargo build");
+        assert!(st.success(), "building the binaries failed");
+    });
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} missing after cargo build",
+        path.display()
+    );
     path
 }
 

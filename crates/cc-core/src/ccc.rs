@@ -20,13 +20,16 @@
 //! * [`CccConsumer`]: announces its objective, obeys the constraint.
 //!
 //! Readings (algorithms.md §3.4-3.5): Algorithm 5 follows the text (90% of
-//! the incoming pace) rather than the pseudo-code (90% of the constraint);
+//! the incoming pace) rather than the pseudo-code (90% of the constraint),
+//! but never raises a constraint (a pace measured above it is noise);
 //! Algorithm 2 fills next hops in decreasing order of spare constraint;
 //! Algorithm 6 caps each flow at its objective unless every active flow is
 //! satisfied, always at `Σ p_i,k_max`, and recycles capped flows' shares
 //! among the others (water-filling); data sizes are EWMAs (gain 1/8,
 //! 8400 bytes before the first Data); τ = 100 ms; a flow is active when it
-//! saw an Interest or Data in the last τ.
+//! saw an Interest or Data in the last τ. [`Augmentation::MaxMinShare`] is
+//! an optional reading of Algorithm 6 that restores per-link max-min
+//! fairness, which the literal one does not (see [`Augmentation`]).
 
 use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
 use crate::mircc::path::weighted_choice;
@@ -55,6 +58,29 @@ pub struct CccConfig {
     pub data_size_gain: f64,
     /// Most next hops per flow.
     pub max_next_hops: usize,
+    /// How Algorithm 6 augments constraints when the link is not congested.
+    pub augmentation: Augmentation,
+}
+
+/// Readings of Algorithm 6 (pace augmentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Augmentation {
+    /// The paper's text: the spare bandwidth `C − Σ p_o_max·size` (eq. 12)
+    /// is shared equally (water-filling under the caps). Once the
+    /// constraints add up to C and nothing drops, nothing moves, so the
+    /// split keeps whatever ratio the last Algorithm 5 cut left
+    /// (`tests/ccc_closed_loop.rs`: from 11/89 to 69/31 on a shared link,
+    /// depending on the random next-hop picks).
+    #[default]
+    SpareShare,
+    /// Raises every active flow below its max-min fair share of C (under
+    /// the same caps) to that share first, then shares what is still
+    /// spare as above. Flows above their share are left to Algorithm 5, so
+    /// each congested period moves the split towards per-link max-min
+    /// fairness, the property the paper reports (§V).
+    MaxMinShare,
 }
 
 impl Default for CccConfig {
@@ -65,6 +91,7 @@ impl Default for CccConfig {
             initial_data_size_bytes: 8400.0,
             data_size_gain: 0.125,
             max_next_hops: 16,
+            augmentation: Augmentation::SpareShare,
         }
     }
 }
@@ -399,7 +426,10 @@ impl CccSupervisor {
         if congested {
             // Algorithm 5.
             for f in active.iter_mut() {
-                let target = self.cfg.reduction_factor * f.incoming_pace_ips;
+                // A reduction never raises: a noisy pace measurement above
+                // the constraint must not loosen it.
+                let target =
+                    (self.cfg.reduction_factor * f.incoming_pace_ips).min(f.constraint_out_ips);
                 f.set_constraint_out(target);
             }
             return Supervision::Congested {
@@ -407,29 +437,49 @@ impl CccSupervisor {
             };
         }
         // Eq. 12 and Algorithm 6.
+        let n = active.len();
+        let all_satisfied = active
+            .iter()
+            .all(|f| f.constraint_out_ips >= f.objective_ips);
+        let caps: Vec<f64> = active
+            .iter()
+            .map(|f| {
+                let agg = f.aggregate_constraint_ips();
+                if all_satisfied {
+                    agg
+                } else {
+                    agg.min(f.objective_ips)
+                }
+            })
+            .collect();
+        if self.cfg.augmentation == Augmentation::MaxMinShare && n > 0 {
+            raise_to_max_min_share(&mut active, &caps, self.capacity_bps);
+        }
         let used: f64 = active.iter().map(|f| f.bandwidth_bps()).sum();
         let available_bps = self.capacity_bps - used;
-        let n = active.len();
         if available_bps > 0.0 && n > 0 {
-            let all_satisfied = active
-                .iter()
-                .all(|f| f.constraint_out_ips >= f.objective_ips);
-            let caps: Vec<f64> = active
-                .iter()
-                .map(|f| {
-                    let agg = f.aggregate_constraint_ips();
-                    if all_satisfied {
-                        agg
-                    } else {
-                        agg.min(f.objective_ips)
-                    }
-                })
-                .collect();
             water_fill(&mut active, &caps, available_bps);
         }
         Supervision::Augmented {
             available_bps,
             flows: n,
+        }
+    }
+}
+
+/// Raises each flow below its max-min fair share of `capacity_bps` (flows
+/// capped by `caps`, in Interests/s) to that share.
+fn raise_to_max_min_share(flows: &mut [&mut CccFlow], caps: &[f64], capacity_bps: f64) {
+    let bits: Vec<f64> = flows.iter().map(|f| f.data_size.bytes() * 8.0).collect();
+    let mut order: Vec<usize> = (0..flows.len()).collect();
+    order.sort_by(|&a, &b| (caps[a] * bits[a]).total_cmp(&(caps[b] * bits[b])));
+    let mut left_bps = capacity_bps;
+    for (k, &i) in order.iter().enumerate() {
+        let share_bps = (left_bps / (order.len() - k) as f64).min(caps[i] * bits[i]);
+        left_bps -= share_bps;
+        let share_ips = share_bps / bits[i];
+        if share_ips > flows[i].constraint_out_ips {
+            flows[i].set_constraint_out(share_ips);
         }
     }
 }

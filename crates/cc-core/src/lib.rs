@@ -2,7 +2,9 @@
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
 extern crate alloc;
 
+pub mod any;
 pub mod law;
+pub mod link;
 pub mod time;
 
 // Rate-based laws and their simulator.
@@ -23,5 +25,7 @@ pub mod rtt;
 pub mod token_bucket;
 pub mod wincm;
 
+pub use any::{AnyConsumerLaw, ConsumerLawConfig, FixedLawConfig};
 pub use law::{ConsumerLaw, DataFeedback, LawKind, NackFeedback, SendLimit};
+pub use link::{AnyLinkLaw, LinkLaw, LinkLawConfig, LinkRates, LinkSample};
 pub use time::{Duration, Timestamp};

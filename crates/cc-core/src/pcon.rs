@@ -6,8 +6,8 @@
 //!   NFD's deployed variant, which marks on send-queue *length* (65 536 bytes
 //!   for 100 ms, then every `interval/√(n+1)`), is [`NfdQueueMarker`].
 //! * Consumer: the ndnget AIMD or CUBIC window reacting to marks
-//!   ([`crate::aimd::Aimd`], [`crate::cubic::Cubic`] with `ignore_marks`
-//!   false).
+//!   ([`PconConsumer`] over [`crate::aimd::Aimd`] or [`crate::cubic::Cubic`]
+//!   with `ignore_marks` forced false).
 //! * Forwarding: per (prefix, face) forwarding percentages ([`PconSplit`]):
 //!   Interests pick a face by roulette on the percentages, with probability
 //!   0.001 also probing every other face; a marked Data from face f moves
@@ -19,6 +19,9 @@
 //! Deviation: the PCON paper text was not available (algorithms.md §6.2);
 //! the strategy follows the authors' NFD code as summarised there.
 
+use crate::aimd::{Aimd, AimdConfig};
+use crate::cubic::{Cubic, CubicConfig};
+use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
 use crate::time::{Duration, Timestamp};
 use alloc::vec::Vec;
 use rand_core::RngCore;
@@ -250,6 +253,85 @@ impl PconSplit {
 impl Default for PconSplit {
     fn default() -> Self {
         PconSplit::new(PconConfig::default())
+    }
+}
+
+/// Which ndnget window a PCON consumer runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum PconWindow {
+    /// AIMD, the window of the PCON paper's consumer.
+    #[default]
+    Aimd,
+    /// CUBIC.
+    Cubic,
+}
+
+/// The PCON consumer: an AIMD or CUBIC window that always reacts to marks.
+#[derive(Debug, Clone)]
+pub enum PconConsumer {
+    /// AIMD window.
+    Aimd(Aimd),
+    /// CUBIC window.
+    Cubic(Cubic),
+}
+
+impl PconConsumer {
+    /// Builds the chosen window from its config, with `ignore_marks` forced
+    /// off: marks are PCON's only congestion signal besides timeouts.
+    pub fn new(window: PconWindow, aimd: AimdConfig, cubic: CubicConfig) -> Self {
+        match window {
+            PconWindow::Aimd => PconConsumer::Aimd(Aimd::new(AimdConfig {
+                ignore_marks: false,
+                ..aimd
+            })),
+            PconWindow::Cubic => PconConsumer::Cubic(Cubic::new(CubicConfig {
+                ignore_marks: false,
+                ..cubic
+            })),
+        }
+    }
+
+    /// The congestion window, Interests.
+    pub fn cwnd(&self) -> f64 {
+        match self {
+            PconConsumer::Aimd(l) => l.cwnd(),
+            PconConsumer::Cubic(l) => l.cwnd(),
+        }
+    }
+}
+
+impl ConsumerLaw for PconConsumer {
+    fn on_interest_sent(&mut self, now: Timestamp, retransmission: bool) {
+        match self {
+            PconConsumer::Aimd(l) => l.on_interest_sent(now, retransmission),
+            PconConsumer::Cubic(l) => l.on_interest_sent(now, retransmission),
+        }
+    }
+    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        match self {
+            PconConsumer::Aimd(l) => l.on_data(now, fb),
+            PconConsumer::Cubic(l) => l.on_data(now, fb),
+        }
+    }
+    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
+        match self {
+            PconConsumer::Aimd(l) => l.on_nack(now, fb),
+            PconConsumer::Cubic(l) => l.on_nack(now, fb),
+        }
+    }
+    fn on_timeout(&mut self, now: Timestamp) {
+        match self {
+            PconConsumer::Aimd(l) => l.on_timeout(now),
+            PconConsumer::Cubic(l) => l.on_timeout(now),
+        }
+    }
+    fn limit(&self) -> SendLimit {
+        match self {
+            PconConsumer::Aimd(l) => l.limit(),
+            PconConsumer::Cubic(l) => l.limit(),
+        }
     }
 }
 

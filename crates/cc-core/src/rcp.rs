@@ -161,6 +161,14 @@ impl RcpLink {
     pub fn config(&self) -> &RcpConfig {
         &self.cfg
     }
+
+    /// When the next update is due (the first one is due at once).
+    pub fn next_update(&self) -> Timestamp {
+        match self.last_update {
+            Some(t) => t + self.cfg.period,
+            None => Timestamp::ZERO,
+        }
+    }
 }
 
 /// Upper clamp `η·C`, never below the floor.

@@ -4,11 +4,14 @@
 //! full. Over any interval of length t it therefore releases at most
 //! `rate·t + burst` bits. That bound is exact here: tokens are kept as an
 //! integer count of bit-nanoseconds (1 bit = 10⁹ units, 1 ns at r bit/s
-//! adds r units) in a `u128`, so no rounding can let an extra bit through.
+//! adds r units), so no rounding can let an extra bit through. The count is
+//! a `u64` (fast on the per-packet path: a multiply, an add and a compare),
+//! which caps the depth at `u64::MAX` units, about 1.8·10¹⁰ bits (2.3 GB);
+//! deeper buckets are clamped to that.
 
 use crate::time::{Duration, Timestamp};
 
-const UNITS_PER_BIT: u128 = 1_000_000_000;
+const UNITS_PER_BIT: u64 = 1_000_000_000;
 
 /// Parameters of a token bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,26 +37,20 @@ impl Default for TokenBucketConfig {
 #[derive(Debug, Clone)]
 pub struct TokenBucket {
     rate_bps: u64,
-    depth_units: u128,
-    tokens_units: u128,
+    depth_units: u64,
+    tokens_units: u64,
     last: Timestamp,
 }
 
 impl TokenBucket {
     /// Creates a full bucket whose clock starts at `now`.
     pub fn new(cfg: TokenBucketConfig, now: Timestamp) -> Self {
-        let depth_units = u128::from(cfg.burst_bytes) * 8 * UNITS_PER_BIT;
-        TokenBucket {
-            rate_bps: cfg.rate_bps,
-            depth_units,
-            tokens_units: depth_units,
-            last: now,
-        }
+        Self::with_bits(cfg.rate_bps, cfg.burst_bytes.saturating_mul(8), now)
     }
 
     /// Creates a full bucket sized in bits (QSCCP counts expected Data bits).
     pub fn with_bits(rate_bps: u64, burst_bits: u64, now: Timestamp) -> Self {
-        let depth_units = u128::from(burst_bits) * UNITS_PER_BIT;
+        let depth_units = burst_bits.saturating_mul(UNITS_PER_BIT);
         TokenBucket {
             rate_bps,
             depth_units,
@@ -76,24 +73,26 @@ impl TokenBucket {
     /// Whole bits available at `now`.
     pub fn available_bits(&mut self, now: Timestamp) -> u64 {
         self.refill(now);
-        u64::try_from(self.tokens_units / UNITS_PER_BIT).unwrap_or(u64::MAX)
+        self.tokens_units / UNITS_PER_BIT
     }
 
     /// Whether `bits` tokens are present at `now` (takes none).
+    #[inline]
     pub fn has_bits(&mut self, now: Timestamp, bits: u64) -> bool {
         self.refill(now);
-        u128::from(bits) * UNITS_PER_BIT <= self.tokens_units
+        units(bits).is_some_and(|need| need <= self.tokens_units)
     }
 
     /// Takes `bits` tokens if present; returns whether they were taken.
+    #[inline]
     pub fn try_consume_bits(&mut self, now: Timestamp, bits: u64) -> bool {
         self.refill(now);
-        let need = u128::from(bits) * UNITS_PER_BIT;
-        if need <= self.tokens_units {
-            self.tokens_units -= need;
-            true
-        } else {
-            false
+        match units(bits) {
+            Some(need) if need <= self.tokens_units => {
+                self.tokens_units -= need;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -107,7 +106,7 @@ impl TokenBucket {
     /// rate with too few tokens).
     pub fn time_until_bits(&mut self, now: Timestamp, bits: u64) -> Option<Duration> {
         self.refill(now);
-        let need = u128::from(bits) * UNITS_PER_BIT;
+        let need = units(bits)?;
         if need <= self.tokens_units {
             return Some(Duration::ZERO);
         }
@@ -115,14 +114,7 @@ impl TokenBucket {
             return None;
         }
         let missing = need - self.tokens_units;
-        // 64-bit division when it fits: u128 division is a slow library call.
-        let ns = match u64::try_from(missing) {
-            Ok(m) => m.div_ceil(self.rate_bps),
-            Err(_) => {
-                u64::try_from(missing.div_ceil(u128::from(self.rate_bps))).unwrap_or(u64::MAX)
-            }
-        };
-        Some(Duration::from_nanos(ns))
+        Some(Duration::from_nanos(missing.div_ceil(self.rate_bps)))
     }
 
     /// [`time_until_bits`](Self::time_until_bits) in bytes.
@@ -130,16 +122,23 @@ impl TokenBucket {
         self.time_until_bits(now, bytes.saturating_mul(8))
     }
 
+    #[inline]
     fn refill(&mut self, now: Timestamp) {
         // Time never runs backwards for the bucket: an earlier `now` adds nothing.
         if now <= self.last {
             return;
         }
-        let dt = u128::from(now.as_nanos() - self.last.as_nanos());
-        let add = dt.saturating_mul(u128::from(self.rate_bps));
+        let dt = now.as_nanos() - self.last.as_nanos();
+        let add = dt.saturating_mul(self.rate_bps);
         self.tokens_units = self.tokens_units.saturating_add(add).min(self.depth_units);
         self.last = now;
     }
+}
+
+/// `bits` in bucket units; `None` beyond any possible depth.
+#[inline]
+fn units(bits: u64) -> Option<u64> {
+    bits.checked_mul(UNITS_PER_BIT)
 }
 
 #[cfg(test)]
@@ -170,6 +169,17 @@ mod tests {
     fn depth_caps_accumulation() {
         let mut b = TokenBucket::with_bits(1_000, 50, Timestamp::ZERO);
         assert_eq!(b.available_bits(Timestamp::from_millis(1_000_000)), 50);
+    }
+
+    #[test]
+    fn huge_depths_clamp_instead_of_overflowing() {
+        let t0 = Timestamp::ZERO;
+        let mut b = TokenBucket::with_bits(u64::MAX, u64::MAX, t0);
+        // Depth clamps near 1.8e10 bits; a larger request is never possible.
+        assert!(b.try_consume_bits(t0, 18_000_000_000));
+        assert_eq!(b.time_until_bits(t0, 19_000_000_000), None);
+        // u64::MAX bit/s × 1 ns saturates the fill, then the depth caps it.
+        assert!(b.has_bits(Timestamp::from_nanos(1), 18_000_000_000));
     }
 
     proptest! {

@@ -199,6 +199,11 @@ impl Fetcher {
             return self.poll_probe(now);
         };
         let req = self.pipeline.poll_transmit(now)?;
+        tracing::debug!(
+            segment = req.segment,
+            retransmission = req.retransmission,
+            "requesting segment"
+        );
         let mut i = Interest::new(versioned.append(Component::segment(req.segment)));
         i.must_be_fresh = self.cfg.must_be_fresh;
         i.nonce = Some(self.rng.random());
@@ -318,6 +323,12 @@ impl Fetcher {
             target_rate_bps: opt_f64(cc.target_rate_bps),
             ..DataFeedback::default()
         };
+        tracing::debug!(
+            segment = seg,
+            mark = fb.congestion_mark,
+            rto_ms = self.pipeline.rtt().rto().as_secs_f64() * 1e3,
+            "received segment"
+        );
         self.tagger.on_data(now, seg, &fb, cc);
         self.pipeline
             .handle_data(now, seg, d.content, final_seg, fb);
@@ -365,6 +376,7 @@ impl Fetcher {
         let Some(seg) = i.name.get(vlen).and_then(|c| c.as_segment()) else {
             return;
         };
+        tracing::debug!(segment = seg, ?reason, "received Nack");
         let fb = NackFeedback {
             congestion: matches!(reason, NackReason::Congestion),
             primary_rate_bps: opt_f64(lp.cc.primary_rate_bps),

@@ -48,7 +48,7 @@ impl Default for SchemeOptions {
             disable_cwa: false,
             objective: None,
             class: ServiceClass::Be,
-            max_outstanding: 4096,
+            max_outstanding: 512,
             initial_data_size_bytes: 8100.0,
         }
     }

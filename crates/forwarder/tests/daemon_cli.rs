@@ -28,6 +28,11 @@ fn status_reload_and_graceful_shutdown() {
         st.contains(&format!("faceid=256 remote=udp4://127.0.0.1:{peer}")),
         "{st}"
     );
+    // The icnfwd-specific state line under the face: its configured capacity.
+    assert!(
+        st.contains("    capacity=10000000bps queue={0i/0B 0d/0B 0frames}"),
+        "{st}"
+    );
     assert!(st.contains("/one nexthops={faceid=256 (cost=3)}"), "{st}");
     assert!(
         st.contains("/one routes={faceid=256 origin=255 cost=3 flags=1}"),
@@ -79,6 +84,49 @@ fn status_reload_and_graceful_shutdown() {
     let code = fwd.wait_exit(Duration::from_secs(5));
     assert!(code.success(), "{code:?}");
     assert!(!sock.exists(), "socket removed on shutdown");
+}
+
+#[test]
+fn sighup_reloads_the_log_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, sock) = write_config(dir.path(), "l", free_udp_port(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("log_level = \"warn\"\n{text}")).unwrap();
+    let log = dir.path().join("l.log");
+    let mut fwd = Proc::spawn(
+        "icnfwd",
+        Command::new(ICNFWD)
+            .arg("--config")
+            .arg(&cfg)
+            .env_remove("RUST_LOG")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap()),
+    );
+    wait_for_path(&sock, Duration::from_secs(5));
+    status(&sock);
+    let before = std::fs::read_to_string(&log).unwrap();
+    assert!(!before.contains("icnfwd running"), "warn filter: {before}");
+
+    std::fs::write(&cfg, format!("log_level = \"debug\"\n{text}")).unwrap();
+    fwd.signal(libc::SIGHUP);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !std::fs::read_to_string(&log).unwrap().contains("log level reloaded") {
+        assert!(std::time::Instant::now() < deadline, "no reload line");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A new Unix connection is logged at debug level only.
+    status(&sock);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let after = std::fs::read_to_string(&log).unwrap();
+        if after.contains("Unix face") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "debug not enabled: {after}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fwd.signal(libc::SIGTERM);
+    assert!(fwd.wait_exit(Duration::from_secs(5)).success());
 }
 
 #[test]

@@ -318,7 +318,10 @@ fn incomplete_fragmented_packet_times_out_and_is_counted() {
     let now = net.now();
     // Only the first fragment arrives.
     net.node_mut(b).handle_packet(now, ba, frags[0].clone());
-    assert_eq!(net.node(b).poll_timeout(), Some(now + ms(500)));
+    assert_eq!(
+        net.node(b).poll_timeout(),
+        Some(now + ms(500) + Duration::from_nanos(1))
+    );
     net.run_for(ms(501));
     let f = net.node(b).face(ba).unwrap();
     assert_eq!(f.counters.drops.get(DropReason::Reassembly), 1);

@@ -34,7 +34,9 @@
 //! acted upon (off by default per §1.9 item 4).
 
 pub mod class;
+mod config;
 pub mod consumer;
+mod flows;
 pub mod multipath;
 pub mod pecn;
 pub mod scheduler;
@@ -43,4 +45,6 @@ pub use class::ServiceClass;
 pub use consumer::{QsccpConsumer, QsccpConsumerConfig};
 pub use multipath::{MultipathConfig, MultipathTable};
 pub use pecn::PecnVariant;
-pub use scheduler::{CdsScheduler, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
+pub use scheduler::{
+    CdsScheduler, CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled,
+};

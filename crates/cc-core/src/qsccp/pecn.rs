@@ -22,6 +22,7 @@
 //! forgotten, as in the authors' code.
 
 use super::class::ServiceClass;
+use super::flows::quantum;
 use super::scheduler::CdsScheduler;
 use crate::time::Timestamp;
 
@@ -54,6 +55,7 @@ struct ClassSums {
 
 impl<T> CdsScheduler<T> {
     /// Runs the PECN computation if a period has elapsed since the last one.
+    #[inline]
     pub(super) fn maybe_update(&mut self, now: Timestamp) {
         if now.saturating_since(self.last_period) >= self.cfg.period {
             self.update_rates(now);
@@ -64,14 +66,14 @@ impl<T> CdsScheduler<T> {
     /// TargetRate := min(TargetRate, R) on Data arriving here (eq. 11's u_k),
     /// DownstreamRate := min(DownstreamRate, R) on Interests sent here.
     pub fn flow_rate_bps(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
-        let id = *self.index.get(&(class.code(), prefix))?;
-        self.flows[id as usize].rate_bps
+        let id = self.find(class, prefix)?;
+        self.flows[id as usize].rate()
     }
 
     /// Discount factor φ of a flow (1 = not penalised).
     pub fn flow_phi(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
-        let id = *self.index.get(&(class.code(), prefix))?;
-        Some(self.flows[id as usize].phi)
+        let id = self.find(class, prefix)?;
+        Some(self.pecn[id as usize].phi)
     }
 
     /// Capacity B_c given to `class` by the last period, bit/s.
@@ -80,6 +82,7 @@ impl<T> CdsScheduler<T> {
     }
 
     /// Computes every flow's R now and starts a new measurement period.
+    #[inline(never)]
     pub fn update_rates(&mut self, now: Timestamp) {
         let dt = now.saturating_since(self.last_period).as_secs_f64();
         if dt <= 0.0 {
@@ -153,11 +156,12 @@ impl<T> CdsScheduler<T> {
             if !f.live {
                 continue;
             }
-            if f.offered_bits == 0 && f.queue_len() == 0 {
+            if f.offered_bits == 0 && f.len == 0 {
                 self.remove_flow(id as u32);
                 continue;
             }
-            sums[f.class.index()].weight_phi += f.weight * f.phi;
+            let p = &self.pecn[id];
+            sums[f.class.index()].weight_phi += p.weight * p.phi;
         }
         let base_of = |cap_c: f64, s: &ClassSums, w: f64, phi: f64| {
             if s.weight_phi > 0.0 {
@@ -168,11 +172,11 @@ impl<T> CdsScheduler<T> {
         };
         let lambda = cfg.lambda.max(1);
         // Demand classification and consumed bandwidth (eqs. 5, 7).
-        for f in self.flows.iter().filter(|f| f.live) {
+        for (f, p) in self.flows.iter().zip(&self.pecn).filter(|(f, _)| f.live) {
             let c = f.class.index();
-            let base = base_of(cap[c], &sums[c], f.weight, f.phi);
+            let base = base_of(cap[c], &sums[c], p.weight, p.phi);
             let y = f.offered_bits as f64 / dt;
-            let greedy = !code && f.greedy >= lambda;
+            let greedy = !code && p.greedy >= lambda;
             let high = if code {
                 y > base - CODE_DEMAND_MARGIN_BPS
             } else {
@@ -184,45 +188,48 @@ impl<T> CdsScheduler<T> {
             } else {
                 s.consumed += y;
             }
-            if high && !greedy && f.phi >= 1.0 {
-                s.high_weight += f.weight;
+            if high && !greedy && p.phi >= 1.0 {
+                s.high_weight += p.weight;
             }
         }
         // Suggested rates (eq. 8) and the discount factor (eq. 9).
         let vq = f64::from(cfg.flow_queue_capacity.max(1));
-        for f in self.flows.iter_mut().filter(|f| f.live) {
+        let live = self.flows.iter_mut().zip(self.pecn.iter_mut());
+        for (f, p) in live.filter(|(f, _)| f.live) {
             let c = f.class.index();
             let s = sums[c];
-            let base = base_of(cap[c], &s, f.weight, f.phi);
+            let base = base_of(cap[c], &s, p.weight, p.phi);
             let y = f.offered_bits as f64 / dt;
             let unused = (cap[c] - s.consumed).max(0.0);
             let shares = if code {
-                f.phi >= 1.0 && base > 0.0 && y / base > 0.8
+                p.phi >= 1.0 && base > 0.0 && y / base > 0.8
             } else {
-                f.phi >= 1.0 && f.greedy < lambda && y >= cfg.gamma * base
+                p.phi >= 1.0 && p.greedy < lambda && y >= cfg.gamma * base
             };
             let mut r = base;
             if shares && s.high_weight > 0.0 {
-                r += unused * f.weight / s.high_weight;
+                r += unused * p.weight / s.high_weight;
             }
-            if code && f.phi >= 1.0 {
-                r *= queue_factor(f.queue_len() as f64 / vq);
+            if code && p.phi >= 1.0 {
+                r *= queue_factor(f64::from(f.len) / vq);
             }
             if r > 0.0 {
                 if y > cfg.kappa * r {
-                    f.greedy = (f.greedy + 1).min(lambda);
-                    if f.greedy >= lambda {
-                        f.phi = cfg.phi_penalty.clamp(1e-3, 1.0);
+                    p.greedy = (p.greedy + 1).min(lambda);
+                    if p.greedy >= lambda {
+                        p.phi = cfg.phi_penalty.clamp(1e-3, 1.0);
                     }
                 } else {
-                    f.greedy = f.greedy.saturating_sub(1);
-                    if f.greedy == 0 && cfg.restore_phi && !code {
-                        f.phi = 1.0;
+                    p.greedy = p.greedy.saturating_sub(1);
+                    if p.greedy == 0 && cfg.restore_phi && !code {
+                        p.phi = 1.0;
                     }
                 }
             }
-            f.rate_bps = Some(if r.is_finite() { r.max(0.0) } else { 0.0 });
+            f.rate_bps = if r.is_finite() { r.max(0.0) } else { 0.0 };
+            f.has_rate = true;
             f.offered_bits = 0;
+            f.quantum_bits = quantum(cfg.quantum_bits, p);
         }
         for cls in &mut self.classes {
             cls.offered_bits = 0;

@@ -1,206 +1,91 @@
 //! CDS: the three-level scheduler of one outgoing face (QSCCP §IV-C).
 //!
-//! Cost per packet is O(1) in the number of flows:
-//! * flows live in a slab (`Vec` + free list) found through a hash map keyed
-//!   by (class, prefix hash), both bounded by `max_flows`;
-//! * each class keeps the backlogged flows on an active list served by
-//!   deficit round robin: a flow at the head gets `quantum·w·φ` once per turn
-//!   and sends while its deficit covers the head packet (amortised O(1);
-//!   strictly so when the quantum is at least the largest packet);
+//! Cost per packet is O(1) in the number of flows, and so is the number of
+//! cache lines it touches (layout in [`super::flows`]):
+//! * flows live in a slab indexed by `u32`, found through a compact
+//!   open-addressed index keyed by a seeded hash of (class, prefix), both
+//!   bounded by `max_flows`; queued Interests live in one packet slab shared
+//!   by all flows, each flow's queue a linked list of slab indices;
+//! * each class keeps the backlogged flows on an active ring of flow ids
+//!   served by deficit round robin: a flow at the head gets `quantum·w·φ`
+//!   (precomputed when w or φ change) once per turn and sends while its
+//!   deficit covers the head packet (amortised O(1); strictly so when the
+//!   quantum is at least the largest packet); serving a flow prefetches the
+//!   lines of the flows a few turns ahead and of their head packets;
 //! * the five delay-tolerant classes are chosen by self-clocked WFQ over
-//!   their head packets (a fixed 5 comparisons), the three delay-sensitive
-//!   ones by strict priority with a token bucket each;
+//!   their head packets (a fixed 5 comparisons) on an integer virtual time
+//!   (2^20 units per bit for the largest ω, wrapping comparisons), the three
+//!   delay-sensitive ones by strict priority with a token bucket each;
 //! * a final token bucket at η·C paces the face.
+//!
+//! No floating point and no division runs per packet.
 
 use super::class::ServiceClass;
-use super::pecn::PecnVariant;
-use crate::time::{Duration, Timestamp};
+pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
+use super::flows::{self, quantum, Arena, Flow, FlowHasher, FlowIndex, FlowPecn, MAX_FLOWS, NIL};
+use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
-use crate::wincm::forwarding::MixState;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
-use hashbrown::HashMap;
 
-/// Parameters of one face's CDS + PECN (defaults: algorithms.md §1.8).
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(default))]
-pub struct QsccpConfig {
-    /// Link capacity B (Data direction), bit/s.
-    pub capacity_bps: u64,
-    /// Target utilisation η.
-    pub eta: f64,
-    /// δ_c of CS7, CS6, EF: share of the link each may use.
-    pub delta: [f64; 3],
-    /// ω_c of AF4, AF3, AF2, AF1, BE.
-    pub omega: [f64; 5],
-    /// Depth of the DS token buckets, bits.
-    pub ds_burst_bits: u64,
-    /// Depth of the final token bucket, bits.
-    pub final_burst_bits: u64,
-    /// WDRR quantum per unit weight, bits.
-    pub quantum_bits: u32,
-    /// Interests queued per flow.
-    pub flow_queue_capacity: u32,
-    /// Interests queued per delay-tolerant class.
-    pub dt_class_capacity: u32,
-    /// Flows tracked per face.
-    pub max_flows: u32,
-    /// Expected Data size when an Interest carries none, bits.
-    pub default_data_size_bits: u32,
-    /// Largest expected Data size accepted (larger ones are clamped), bits.
-    pub max_data_size_bits: u32,
-    /// PECN period T.
-    pub period: Duration,
-    /// γ of the flow-state judgement.
-    pub gamma: f64,
-    /// λ, periods over κ before a flow is judged greedy.
-    pub lambda: u8,
-    /// κ, offered/target ratio counted as greedy.
-    pub kappa: f64,
-    /// φ of a penalised flow.
-    pub phi_penalty: f64,
-    /// Which eqs. 4–9 rules to use.
-    pub variant: PecnVariant,
-    /// Restore φ = 1 once the greedy counter is back to 0.
-    pub restore_phi: bool,
+/// DRR turns ahead whose head packet a pop prefetches.
+const PACKET_AHEAD: usize = 2;
+/// DRR turns ahead whose flow line a pop prefetches.
+const FLOW_AHEAD: usize = 4;
+/// Active-ring entries ahead (one 64-byte line of ids) a pop prefetches.
+const RING_AHEAD: usize = 20;
+
+/// Fixed-point scale of SCFQ virtual time: the class with the largest ω
+/// advances 2^20 virtual units per bit.
+const VT_SCALE: f64 = (1u64 << 20) as f64;
+/// Largest per-bit virtual advance (ω ratios beyond 2^10 saturate here);
+/// with sizes below 2^32 bits a tag step stays below 2^62.
+const VT_MAX_STEP: f64 = (1u64 << 30) as f64;
+
+/// Whether virtual time `a` is before `b` (wrapping, like TCP sequence
+/// numbers: tags in use are always within 2^63 of each other).
+fn vt_before(a: u64, b: u64) -> bool {
+    (a.wrapping_sub(b) as i64) < 0
 }
 
-impl Default for QsccpConfig {
-    fn default() -> Self {
-        QsccpConfig {
-            capacity_bps: 10_000_000,
-            eta: 0.99,
-            delta: [0.2, 0.2, 0.3],
-            omega: [5.0, 4.0, 3.0, 2.0, 1.0],
-            ds_burst_bits: 160_000,
-            final_burst_bits: 160_000,
-            quantum_bits: 16_000,
-            flow_queue_capacity: 20,
-            dt_class_capacity: 200,
-            max_flows: 65_536,
-            default_data_size_bits: 9_000,
-            max_data_size_bits: 160_000,
-            period: Duration::from_millis(100),
-            gamma: 0.95,
-            lambda: 10,
-            kappa: 1.2,
-            phi_penalty: 0.5,
-            variant: PecnVariant::PaperReconstruction,
-            restore_phi: true,
+fn vt_max(a: u64, b: u64) -> u64 {
+    if vt_before(a, b) {
+        b
+    } else {
+        a
+    }
+}
+
+/// Virtual units per bit of each delay-tolerant class, ∝ 1/ω_c.
+fn vt_steps(omega: [f64; 5]) -> [u64; 5] {
+    let top = omega
+        .iter()
+        .copied()
+        .filter(|w| w.is_finite())
+        .fold(0.0, f64::max);
+    omega.map(|w| {
+        if top > 0.0 && w.is_finite() && w > 0.0 {
+            libm::round(VT_SCALE * top / w).clamp(1.0, VT_MAX_STEP) as u64
+        } else {
+            VT_MAX_STEP as u64
         }
-    }
+    })
 }
 
-/// Why an Interest was not queued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RejectReason {
-    /// The flow's virtual queue is full.
-    FlowQueueFull,
-    /// The delay-tolerant class is at its cap.
-    ClassFull,
-    /// No room for a new flow.
-    FlowTableFull,
-}
-
-/// An Interest handed back by [`CdsScheduler::enqueue`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejected<T> {
-    /// The item itself.
-    pub item: T,
-    /// Why.
-    pub reason: RejectReason,
-}
-
-/// An Interest leaving the scheduler.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scheduled<T> {
-    /// The item.
-    pub item: T,
-    /// Its class.
-    pub class: ServiceClass,
-    /// Its flow's prefix hash.
-    pub prefix: u64,
-    /// Expected Data size charged, bits.
-    pub size_bits: u32,
-    /// Time spent queued.
-    pub sojourn: Duration,
-    /// The flow's suggested target rate R here (eq. 10: DownstreamRate :=
-    /// min(DownstreamRate, R)); `None` before the first PECN period.
-    pub target_rate_bps: Option<f64>,
-}
-
-/// Result of [`CdsScheduler::dequeue`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Dequeue<T> {
-    /// Send this now.
-    Item(Scheduled<T>),
-    /// Backlogged, but the rate limiters allow nothing before this time.
-    NotBefore(Timestamp),
-    /// Nothing queued.
-    Empty,
-}
-
-/// Counters of one face.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CdsStats {
-    /// Interests queued.
-    pub enqueued: u64,
-    /// Interests sent.
-    pub dequeued: u64,
-    /// Rejections: flow queue full.
-    pub flow_queue_full: u64,
-    /// Rejections: class full.
-    pub class_full: u64,
-    /// Rejections: flow table full.
-    pub flow_table_full: u64,
-    /// Expected Data bits sent, per class index.
-    pub sent_bits: [u64; 8],
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct Queued<T> {
-    item: T,
-    size_bits: u32,
-    at: Timestamp,
-}
-
-/// One flow: its queue, its DRR state and its PECN state.
-#[derive(Debug, Clone)]
-pub(super) struct Flow<T> {
-    pub(super) live: bool,
-    pub(super) class: ServiceClass,
-    pub(super) prefix: u64,
-    queue: VecDeque<Queued<T>>,
-    deficit: u64,
-    in_turn: bool,
-    pub(super) weight: f64,
-    pub(super) phi: f64,
-    /// Expected Data bits offered in the current period (including refused).
-    pub(super) offered_bits: u64,
-    pub(super) greedy: u8,
-    pub(super) rate_bps: Option<f64>,
-}
-
-impl<T> Flow<T> {
-    fn quantum(&self, base: u32) -> u64 {
-        (f64::from(base) * self.weight * self.phi).max(1.0) as u64
-    }
-    pub(super) fn queue_len(&self) -> usize {
-        self.queue.len()
-    }
-}
-
+/// One service class: its DRR active list and its SCFQ tags.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Class {
+    /// Backlogged flows in DRR order. A ring of ids rather than a list
+    /// threaded through the flows, so the flows a few turns ahead can be
+    /// prefetched without chasing pointers through cold lines.
     active: VecDeque<u32>,
     /// Cached result of the last DRR peek (flow id, size), valid until the
     /// class is served: peeking all classes per packet then touches no flow.
-    head: Option<(u32, u32)>,
+    peeked: Option<(u32, u32)>,
     pub(super) queued: u32,
     /// SCFQ start tag of the head packet and finish tag of the last one.
-    start: f64,
-    finish: f64,
+    start: u64,
+    finish: u64,
     pub(super) offered_bits: u64,
 }
 
@@ -210,12 +95,18 @@ pub(super) struct Class {
 pub struct CdsScheduler<T> {
     pub(super) cfg: QsccpConfig,
     pub(super) classes: [Class; 8],
-    pub(super) flows: Vec<Flow<T>>,
-    free: Vec<u32>,
-    pub(super) index: HashMap<(u8, u64), u32, MixState>,
+    pub(super) flows: Vec<Flow>,
+    pub(super) pecn: Vec<FlowPecn>,
+    free_flows: Vec<u32>,
+    hasher: FlowHasher,
+    index: FlowIndex,
+    arena: Arena<T>,
     ds_buckets: [TokenBucket; 3],
     final_bucket: TokenBucket,
-    vtime: f64,
+    vtime: u64,
+    vt_step: [u64; 5],
+    queued: u32,
+    dt_queued: u32,
     pub(super) interest_in_bits: u64,
     pub(super) last_period: Timestamp,
     pub(super) class_capacity_bps: [f64; 8],
@@ -234,8 +125,11 @@ impl<T> CdsScheduler<T> {
             cfg,
             classes: Default::default(),
             flows: Vec::new(),
-            free: Vec::new(),
-            index: HashMap::with_hasher(MixState(hash_seed)),
+            pecn: Vec::new(),
+            free_flows: Vec::new(),
+            hasher: FlowHasher::new(hash_seed),
+            index: FlowIndex::new(),
+            arena: Arena::default(),
             ds_buckets: [
                 ds_bucket(cfg.delta[0]),
                 ds_bucket(cfg.delta[1]),
@@ -246,7 +140,10 @@ impl<T> CdsScheduler<T> {
                 cfg.final_burst_bits.max(max_size),
                 now,
             ),
-            vtime: 0.0,
+            vtime: 0,
+            vt_step: vt_steps(cfg.omega),
+            queued: 0,
+            dt_queued: 0,
             interest_in_bits: 0,
             last_period: now,
             class_capacity_bps: [0.0; 8],
@@ -276,19 +173,32 @@ impl<T> CdsScheduler<T> {
 
     /// Interests queued in all classes.
     pub fn len(&self) -> usize {
-        self.classes.iter().map(|c| c.queued as usize).sum()
+        self.queued as usize
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.queued == 0
+    }
+
+    /// Packet slots allocated so far (the high-water mark of [`len`](Self::len)).
+    pub fn packet_capacity(&self) -> usize {
+        self.arena.capacity()
+    }
+
+    /// Interests queued by flow (class, prefix); `None` if it is not tracked.
+    pub fn flow_queue_len(&self, class: ServiceClass, prefix: u64) -> Option<u32> {
+        self.find(class, prefix)
+            .map(|id| self.flows[id as usize].len)
     }
 
     /// Sets the WDRR weight w of a flow (default 1); false if unknown.
     pub fn set_flow_weight(&mut self, class: ServiceClass, prefix: u64, weight: f64) -> bool {
-        match self.index.get(&(class.code(), prefix)) {
-            Some(&id) if weight.is_finite() && weight > 0.0 => {
-                self.flows[id as usize].weight = weight;
+        match self.find(class, prefix) {
+            Some(id) if weight.is_finite() && weight > 0.0 => {
+                let p = &mut self.pecn[id as usize];
+                p.weight = weight;
+                self.flows[id as usize].quantum_bits = quantum(self.cfg.quantum_bits, p);
                 true
             }
             _ => false,
@@ -318,46 +228,42 @@ impl<T> CdsScheduler<T> {
             .clamp(1, self.cfg.max_data_size_bits.max(1));
         let c = class.index();
         self.classes[c].offered_bits += u64::from(size);
-        let id = match self.flow_id(class, prefix) {
-            Some(id) => id,
-            None => {
-                self.stats.flow_table_full += 1;
-                return Err(Rejected {
-                    item,
-                    reason: RejectReason::FlowTableFull,
-                });
-            }
+        let Some(id) = self.flow_id(class, prefix) else {
+            self.stats.flow_table_full += 1;
+            return Err(Rejected {
+                item,
+                reason: RejectReason::FlowTableFull,
+            });
         };
         let flow = &mut self.flows[id as usize];
         flow.offered_bits += u64::from(size);
-        if flow.queue.len() >= self.cfg.flow_queue_capacity as usize {
+        if flow.len >= self.cfg.flow_queue_capacity {
             self.stats.flow_queue_full += 1;
             return Err(Rejected {
                 item,
                 reason: RejectReason::FlowQueueFull,
             });
         }
-        if !class.is_delay_sensitive() && self.classes[c].queued >= self.cfg.dt_class_capacity {
+        let dt = !class.is_delay_sensitive();
+        if dt && self.classes[c].queued >= self.cfg.dt_class_capacity {
             self.stats.class_full += 1;
             return Err(Rejected {
                 item,
                 reason: RejectReason::ClassFull,
             });
         }
-        let was_empty = flow.queue.is_empty();
-        flow.queue.push_back(Queued {
-            item,
-            size_bits: size,
-            at: now,
-        });
+        let was_empty = flow.len == 0;
+        flows::push(&mut self.arena, flow, item, size, now);
         let cls = &mut self.classes[c];
         if was_empty {
             cls.active.push_back(id);
         }
         if cls.queued == 0 {
-            cls.start = cls.finish.max(self.vtime);
+            cls.start = vt_max(cls.finish, self.vtime);
         }
         cls.queued += 1;
+        self.queued += 1;
+        self.dt_queued += u32::from(dt);
         self.stats.enqueued += 1;
         Ok(())
     }
@@ -365,23 +271,25 @@ impl<T> CdsScheduler<T> {
     /// Takes the next Interest to send, if the rate limiters allow.
     pub fn dequeue(&mut self, now: Timestamp) -> Dequeue<T> {
         self.maybe_update(now);
+        if self.queued == 0 {
+            return Dequeue::Empty;
+        }
         let mut ds_blocked: [Option<u32>; 3] = [None; 3];
-        let mut pick: Option<(usize, u32, u32, Option<f64>)> = None;
-        for (i, class) in ServiceClass::DELAY_SENSITIVE.into_iter().enumerate() {
-            let c = class.index();
+        let mut pick: Option<(usize, u32, u32, Option<u64>)> = None;
+        for (c, blocked) in ds_blocked.iter_mut().enumerate() {
             if self.classes[c].queued == 0 {
                 continue;
             }
             let Some((id, size)) = self.drr_peek(c) else {
                 continue;
             };
-            if self.ds_buckets[i].has_bits(now, u64::from(size)) {
+            if self.ds_buckets[c].has_bits(now, u64::from(size)) {
                 pick = Some((c, id, size, None));
                 break;
             }
-            ds_blocked[i] = Some(size);
+            *blocked = Some(size);
         }
-        if pick.is_none() {
+        if pick.is_none() && self.dt_queued > 0 {
             pick = self.wfq_pick();
         }
         let Some((c, id, size, tag)) = pick else {
@@ -411,10 +319,13 @@ impl<T> CdsScheduler<T> {
             cls.finish = tag;
             cls.start = tag;
         }
-        let q = self.drr_pop(c, id);
+        let Some(q) = self.drr_pop(c, id, size) else {
+            // Unreachable (peek returned a backlogged flow); report a retry.
+            return Dequeue::NotBefore(now);
+        };
         self.stats.dequeued += 1;
-        self.stats.sent_bits[c] += u64::from(q.size_bits);
-        if c >= 3 && (3..8).all(|k| self.classes[k].queued == 0) {
+        self.stats.sent_bits[c] += u64::from(size);
+        if c >= 3 && self.dt_queued == 0 {
             self.reset_virtual_time();
         }
         let flow = &self.flows[id as usize];
@@ -422,15 +333,15 @@ impl<T> CdsScheduler<T> {
             item: q.item,
             class: flow.class,
             prefix: flow.prefix,
-            size_bits: q.size_bits,
+            size_bits: size,
             sojourn: now.saturating_since(q.at),
-            target_rate_bps: flow.rate_bps,
+            target_rate_bps: flow.rate(),
         })
     }
 
     /// Self-clocked WFQ over the backlogged delay-tolerant classes.
-    fn wfq_pick(&mut self) -> Option<(usize, u32, u32, Option<f64>)> {
-        let mut best: Option<(usize, u32, u32, f64)> = None;
+    fn wfq_pick(&mut self) -> Option<(usize, u32, u32, Option<u64>)> {
+        let mut best: Option<(usize, u32, u32, u64)> = None;
         for c in 3..8 {
             if self.classes[c].queued == 0 {
                 continue;
@@ -438,9 +349,9 @@ impl<T> CdsScheduler<T> {
             let Some((id, size)) = self.drr_peek(c) else {
                 continue;
             };
-            let omega = self.cfg.omega[c - 3].max(1e-9);
-            let tag = self.classes[c].start + f64::from(size) / omega;
-            if best.is_none_or(|b| tag < b.3) {
+            let step = u64::from(size) * self.vt_step[c - 3];
+            let tag = self.classes[c].start.wrapping_add(step);
+            if best.is_none_or(|b| vt_before(tag, b.3)) {
                 best = Some((c, id, size, tag));
             }
         }
@@ -448,106 +359,174 @@ impl<T> CdsScheduler<T> {
     }
 
     fn reset_virtual_time(&mut self) {
-        self.vtime = 0.0;
+        self.vtime = 0;
         for cls in &mut self.classes[3..] {
-            cls.start = 0.0;
-            cls.finish = 0.0;
+            cls.start = 0;
+            cls.finish = 0;
+        }
+    }
+
+    /// Fetches lines ahead of the DRR turns of class `c`: the head packet of
+    /// the flow [`PACKET_AHEAD`] turns ahead (its line was fetched earlier)
+    /// and the line of the flow [`FLOW_AHEAD`] turns ahead, so a class
+    /// served back to back still finds its lines in cache.
+    fn prefetch_next_turn(&self, c: usize) {
+        let active = &self.classes[c].active;
+        if let Some(f) = active
+            .get(PACKET_AHEAD)
+            .and_then(|&id| self.flows.get(id as usize))
+        {
+            flows::prefetch_packet(&self.arena, f.head);
+        }
+        if let Some(f) = active
+            .get(FLOW_AHEAD)
+            .and_then(|&id| self.flows.get(id as usize))
+        {
+            flows::prefetch(f);
+        }
+        // The ring itself: its next line was written a whole round ago.
+        if let Some(id) = active.get(RING_AHEAD) {
+            flows::prefetch(id);
         }
     }
 
     /// The flow at the head of class `c` that has deficit for its head
     /// packet, giving quanta to flows in turn (DRR).
+    #[inline]
     fn drr_peek(&mut self, c: usize) -> Option<(u32, u32)> {
-        if let Some(h) = self.classes[c].head {
-            return Some(h);
-        }
-        let base = self.cfg.quantum_bits;
-        loop {
-            let id = *self.classes[c].active.front()?;
-            let flow = &mut self.flows[id as usize];
-            let Some(size) = flow.queue.front().map(|q| q.size_bits) else {
-                // Cannot happen (active flows are backlogged); heal anyway.
-                self.classes[c].active.pop_front();
-                flow.in_turn = false;
-                continue;
-            };
-            if !flow.in_turn {
-                flow.deficit += flow.quantum(base);
-                flow.in_turn = true;
-            }
-            if flow.deficit >= u64::from(size) {
-                self.classes[c].head = Some((id, size));
-                return Some((id, size));
-            }
-            flow.in_turn = false;
-            self.classes[c].active.rotate_left(1);
+        match self.classes[c].peeked {
+            Some(h) => Some(h),
+            None => self.drr_turn(c),
         }
     }
 
-    fn drr_pop(&mut self, c: usize, id: u32) -> Queued<T> {
-        self.classes[c].head = None;
-        let flow = &mut self.flows[id as usize];
-        let q = flow
-            .queue
-            .pop_front()
-            .expect("drr_peek returned a backlogged flow");
-        flow.deficit = flow.deficit.saturating_sub(u64::from(q.size_bits));
-        if flow.queue.is_empty() {
-            flow.deficit = 0;
+    fn drr_turn(&mut self, c: usize) -> Option<(u32, u32)> {
+        let cls = &mut self.classes[c];
+        loop {
+            let id = *cls.active.front()?;
+            let Some(flow) = self.flows.get_mut(id as usize) else {
+                cls.active.pop_front();
+                continue;
+            };
+            if flow.len == 0 {
+                // Cannot happen (active flows are backlogged); heal anyway.
+                flow.in_turn = false;
+                cls.active.pop_front();
+                continue;
+            }
+            if !flow.in_turn {
+                flow.deficit_bits = flow.deficit_bits.saturating_add(flow.quantum_bits);
+                flow.in_turn = true;
+            }
+            let size = flow.head_size_bits;
+            if flow.deficit_bits >= size {
+                cls.peeked = Some((id, size));
+                return Some((id, size));
+            }
+            // Turn over: to the back of the list, deficit kept.
+            flow.in_turn = false;
+            cls.active.rotate_left(1);
+        }
+    }
+
+    fn drr_pop(&mut self, c: usize, id: u32, size: u32) -> Option<flows::Popped<T>> {
+        self.classes[c].peeked = None;
+        let flow = self.flows.get_mut(id as usize)?;
+        let q = flows::pop(&mut self.arena, flow)?;
+        flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
+        if flow.len == 0 {
+            flow.deficit_bits = 0;
             flow.in_turn = false;
             self.classes[c].active.pop_front();
         }
         self.classes[c].queued -= 1;
-        q
+        self.queued -= 1;
+        self.dt_queued -= u32::from(c >= 3);
+        self.prefetch_next_turn(c);
+        Some(q)
+    }
+
+    /// The slab index of flow (class, prefix), if tracked.
+    pub(super) fn find(&self, class: ServiceClass, prefix: u64) -> Option<u32> {
+        let hash = self.hasher.hash(class, prefix);
+        let flows = &self.flows;
+        self.index.find(hash, |id| {
+            flows
+                .get(id as usize)
+                .is_some_and(|f| f.prefix == prefix && f.class == class)
+        })
     }
 
     fn flow_id(&mut self, class: ServiceClass, prefix: u64) -> Option<u32> {
-        let key = (class.code(), prefix);
-        if let Some(&id) = self.index.get(&key) {
-            return Some(id);
+        let hash = self.hasher.hash(class, prefix);
+        let flows = &self.flows;
+        let found = self.index.find(hash, |id| {
+            flows
+                .get(id as usize)
+                .is_some_and(|f| f.prefix == prefix && f.class == class)
+        });
+        if found.is_some() {
+            return found;
         }
-        if self.index.len() >= self.cfg.max_flows as usize {
+        if self.index.len() >= self.cfg.max_flows.min(MAX_FLOWS) as usize {
             return None;
         }
-        let flow = Flow {
-            live: true,
-            class,
-            prefix,
-            queue: VecDeque::new(),
-            deficit: 0,
-            in_turn: false,
+        let pecn = FlowPecn {
             weight: 1.0,
             phi: 1.0,
-            offered_bits: 0,
             greedy: 0,
-            rate_bps: None,
         };
-        let id = match self.free.pop() {
+        let flow = Flow {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+            head_size_bits: 0,
+            quantum_bits: quantum(self.cfg.quantum_bits, &pecn),
+            deficit_bits: 0,
+            class,
+            in_turn: false,
+            live: true,
+            has_rate: false,
+            prefix,
+            offered_bits: 0,
+            rate_bps: 0.0,
+        };
+        let id = match self.free_flows.pop() {
             Some(id) => {
-                let slot = &mut self.flows[id as usize];
-                // Keep the old queue's allocation for reuse.
-                let queue = core::mem::take(&mut slot.queue);
-                *slot = Flow { queue, ..flow };
+                self.flows[id as usize] = flow;
+                self.pecn[id as usize] = pecn;
                 id
             }
             None => {
                 self.flows.push(flow);
+                self.pecn.push(pecn);
                 (self.flows.len() - 1) as u32
             }
         };
-        self.index.insert(key, id);
+        let (hasher, flows) = (self.hasher, &self.flows);
+        self.index.insert(hash, id, |i| {
+            let f = &flows[i as usize];
+            hasher.hash(f.class, f.prefix)
+        });
         Some(id)
     }
 
     /// Forgets an idle flow (called by the PECN period).
     pub(super) fn remove_flow(&mut self, id: u32) {
-        let flow = &mut self.flows[id as usize];
-        if !flow.live || !flow.queue.is_empty() {
+        let Some(flow) = self.flows.get_mut(id as usize) else {
+            return;
+        };
+        if !flow.live || flow.len != 0 {
             return;
         }
         flow.live = false;
-        self.index.remove(&(flow.class.code(), flow.prefix));
-        self.free.push(id);
+        let hash = self.hasher.hash(flow.class, flow.prefix);
+        let (hasher, flows) = (self.hasher, &self.flows);
+        self.index.remove(hash, id, |i| {
+            let f = &flows[i as usize];
+            hasher.hash(f.class, f.prefix)
+        });
+        self.free_flows.push(id);
     }
 }
 

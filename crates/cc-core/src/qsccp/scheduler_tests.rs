@@ -1,4 +1,5 @@
 use super::*;
+use crate::time::Duration;
 use alloc::string::String;
 use alloc::vec;
 use proptest::prelude::*;
@@ -35,11 +36,7 @@ fn keep_backlogged(
 ) -> impl FnMut(&mut CdsScheduler<u32>, Timestamp) + '_ {
     move |s, now| {
         for &(c, p) in flows {
-            while s
-                .index
-                .get(&(c.code(), p))
-                .is_none_or(|&id| s.flows[id as usize].queue_len() < 2)
-            {
+            while s.flow_queue_len(c, p).is_none_or(|n| n < 2) {
                 if s.enqueue(now, c, p, Some(8_000), 0).is_err() {
                     break;
                 }
@@ -175,6 +172,88 @@ fn final_bucket_paces_at_eta_capacity() {
         s.dequeue(Timestamp::from_nanos(909_091)),
         Dequeue::Item(_)
     ));
+}
+
+#[test]
+fn each_flow_keeps_fifo_order_and_slots_are_reused() {
+    let mut s: CdsScheduler<(u64, u32)> = sched(QsccpConfig {
+        capacity_bps: u64::MAX / 4,
+        ..QsccpConfig::default()
+    });
+    let t = Timestamp::ZERO;
+    // Three flows of one class, interleaved, sizes varying per packet.
+    for k in 0..6u32 {
+        for p in 0..3u64 {
+            let size = 1_000 + 500 * k + p as u32;
+            s.enqueue(t, ServiceClass::Af1, p, Some(size), (p, k))
+                .unwrap();
+        }
+    }
+    assert_eq!(s.packet_capacity(), 18);
+    let mut next = [0u32; 3];
+    for _ in 0..18 {
+        let Dequeue::Item(x) = s.dequeue(t) else {
+            panic!("backlogged")
+        };
+        let (p, k) = x.item;
+        assert_eq!(p, x.prefix);
+        assert_eq!(k, next[p as usize], "flow {p} out of order");
+        assert_eq!(x.size_bits, 1_000 + 500 * k + p as u32);
+        next[p as usize] += 1;
+    }
+    assert_eq!(s.dequeue(t), Dequeue::Empty);
+    // Refilling reuses the freed slots instead of growing the slab.
+    for p in 0..18u64 {
+        s.enqueue(t, ServiceClass::Be, p, None, (p, 0)).unwrap();
+    }
+    assert_eq!(s.packet_capacity(), 18);
+}
+
+#[test]
+fn expired_flows_leave_the_index_and_their_slots_are_reused() {
+    let mut s: CdsScheduler<u64> = sched(QsccpConfig {
+        capacity_bps: u64::MAX / 4,
+        dt_class_capacity: 10_000,
+        ..QsccpConfig::default()
+    });
+    let mut t = Timestamp::ZERO;
+    for p in 0..2_000u64 {
+        let class = ServiceClass::ALL[(p % 8) as usize];
+        s.enqueue(t, class, p, Some(1_000), p).unwrap();
+    }
+    loop {
+        match s.dequeue(t) {
+            Dequeue::Item(_) => {}
+            Dequeue::NotBefore(n) => t = n,
+            Dequeue::Empty => break,
+        }
+    }
+    assert!(t < Timestamp::from_millis(1));
+    // Period 1 clears the offered counters, period 2 forgets idle flows,
+    // except the odd ones, which offered again in between.
+    t += Duration::from_millis(100);
+    s.update_rates(t);
+    for p in (1..2_000u64).step_by(2) {
+        let class = ServiceClass::ALL[(p % 8) as usize];
+        s.enqueue(t, class, p, Some(1_000), p).unwrap();
+    }
+    t += Duration::from_millis(100);
+    s.update_rates(t);
+    assert_eq!(s.flow_count(), 1_000);
+    for p in 0..2_000u64 {
+        let class = ServiceClass::ALL[(p % 8) as usize];
+        assert_eq!(s.flow_queue_len(class, p).is_some(), p % 2 == 1, "flow {p}");
+        assert_eq!(s.flow_queue_len(ServiceClass::Cs7, p + 10_000), None);
+    }
+    // New flows take the freed slots; every flow is still found.
+    for p in 5_000..6_000u64 {
+        s.enqueue(t, ServiceClass::Af2, p, Some(1_000), p).unwrap();
+    }
+    assert_eq!(s.flow_count(), 2_000);
+    assert!(s.flows.len() <= 2_000);
+    for p in 5_000..6_000u64 {
+        assert_eq!(s.flow_queue_len(ServiceClass::Af2, p), Some(1));
+    }
 }
 
 proptest! {

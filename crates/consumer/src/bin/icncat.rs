@@ -72,7 +72,7 @@ struct Args {
     #[arg(short = 'D', long)]
     no_version_discovery: bool,
     /// Most Interests in flight, whatever the scheme says.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 512)]
     max_outstanding: u32,
     /// Minimum RTO, ms.
     #[arg(long, default_value_t = 200)]

@@ -112,7 +112,9 @@ impl Client {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
         let nonce = (u64::from(nonce()) << 32) | u64::from(nonce());
-        let i = signed_command(module, verb, params, nonce, now_ms);
+        // Decoded back so that the name carries the params-sha256 component
+        // the reply is named after.
+        let i = Interest::decode(signed_command(module, verb, params, nonce, now_ms).encode())?;
         let d = self.express(i).await?;
         Ok(ControlResponse::decode(d.content.clone())?)
     }

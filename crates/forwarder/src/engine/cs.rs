@@ -17,6 +17,29 @@ use super::hash::{Map, SeededState};
 
 const NIL: u32 = u32::MAX;
 
+/// Bytes of a name kept inline in the ordered index.
+const HEAD: usize = 32;
+
+/// Ordered-index key: the first [`HEAD`] bytes inline (zero padded), then the
+/// whole value. Comparing heads first orders keys exactly as comparing the
+/// values (a zero pad sorts before any byte, like the end of a shorter
+/// value), but most comparisons stay inside the B-tree node instead of
+/// dereferencing a cold packet buffer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct OrdKey {
+    head: [u8; HEAD],
+    full: Bytes,
+}
+
+impl OrdKey {
+    fn new(full: Bytes) -> OrdKey {
+        let mut head = [0u8; HEAD];
+        let n = full.len().min(HEAD);
+        head[..n].copy_from_slice(&full[..n]);
+        OrdKey { head, full }
+    }
+}
+
 /// Most entries one CanBePrefix lookup inspects before giving up; bounds the
 /// work a single Interest can cause.
 const MAX_PREFIX_SCAN: usize = 256;
@@ -47,7 +70,7 @@ pub struct CsQuery<'a> {
 #[derive(Debug, Clone)]
 pub struct ContentStore {
     /// Byte-ordered index, for CanBePrefix range scans.
-    index: BTreeMap<Bytes, u32>,
+    index: BTreeMap<OrdKey, u32>,
     /// Hash index, for the common exact-name lookup.
     exact: Map<Bytes, u32>,
     slots: Vec<Option<Entry>>,
@@ -129,7 +152,7 @@ impl ContentStore {
         self.unlink(i);
         if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
             self.bytes -= e.wire.len();
-            self.index.remove(&e.key);
+            self.index.remove(&OrdKey::new(e.key.clone()));
             self.exact.remove(&e.key);
             self.free.push(i);
         }
@@ -176,7 +199,7 @@ impl ContentStore {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.index.insert(name_value.clone(), i);
+        self.index.insert(OrdKey::new(name_value.clone()), i);
         self.exact.insert(name_value, i);
         self.push_front(i);
     }
@@ -196,15 +219,10 @@ impl ContentStore {
         };
         let found = if q.can_be_prefix && q.implicit_digest.is_none() {
             let mut hit = None;
-            for (k, &i) in self
-                .index
-                .range::<[u8], _>((
-                    core::ops::Bound::Included(q.name_value),
-                    core::ops::Bound::Unbounded,
-                ))
-                .take(MAX_PREFIX_SCAN)
-            {
-                if !k.starts_with(q.name_value) {
+            // Cold path: one copy of the query name to build the range start.
+            let from = OrdKey::new(Bytes::copy_from_slice(q.name_value));
+            for (k, &i) in self.index.range(from..).take(MAX_PREFIX_SCAN) {
+                if !k.full.starts_with(q.name_value) {
                     break;
                 }
                 if self.entry(i).is_some_and(|e| usable(e, &mut digest_of)) {
@@ -346,6 +364,28 @@ mod tests {
         assert!(cs
             .find(t, &q(&n(&["a", "bb"]), true, false), |_| None)
             .is_none());
+    }
+
+    #[test]
+    fn ord_key_orders_like_the_bytes() {
+        let vals: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0],
+            vec![0, 0],
+            vec![1],
+            [vec![7u8; 32], vec![0]].concat(),
+            vec![7u8; 32],
+            [vec![7u8; 32], vec![1]].concat(),
+            vec![7u8; 31],
+            vec![255; 40],
+        ];
+        for a in &vals {
+            for b in &vals {
+                let ka = OrdKey::new(Bytes::from(a.clone()));
+                let kb = OrdKey::new(Bytes::from(b.clone()));
+                assert_eq!(ka.cmp(&kb), a.cmp(b), "{a:?} vs {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use bytes::Bytes;
-use cc_core::Timestamp;
+use cc_core::{Duration, Timestamp};
 use icn_tlv::{Name, Reassembler};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -387,7 +387,12 @@ impl Forwarder {
                         f.info.counters.drops.add(DropReason::Reassembly);
                         self.counters.drops.add(DropReason::Reassembly);
                     }
-                    f.reassembly_deadline = r.next_deadline_ns().map(Timestamp::from_nanos);
+                    // The reassembler keeps a partial packet until strictly
+                    // after its deadline; never report a time already past.
+                    f.reassembly_deadline = r.next_deadline_ns().map(|d| {
+                        Timestamp::from_nanos(d.saturating_add(1))
+                            .max(now + Duration::from_nanos(1))
+                    });
                 } else {
                     f.reassembly_deadline = None;
                 }

@@ -104,7 +104,10 @@ impl Forwarder {
             return None;
         };
         let res = r.push(now.as_nanos(), face.0, lp);
-        f.reassembly_deadline = r.next_deadline_ns().map(Timestamp::from_nanos);
+        // Partial packets live until strictly after their deadline.
+        f.reassembly_deadline = r
+            .next_deadline_ns()
+            .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
         match res {
             Ok(Some(whole)) => match decode_reassembled(whole) {
                 Ok(x) => Some(x),

@@ -207,7 +207,9 @@ fn nni(b: &[u8]) -> Option<u64> {
 /// Builds a v0.3 signed command Interest with DigestSha256, as python-ndn
 /// appv2 and NDNts do: `/localhost/nfd/<module>/<verb>/<ControlParameters>`,
 /// empty ApplicationParameters, InterestSignatureInfo {SignatureType 0,
-/// SignatureNonce, SignatureTime}, params-sha256 last.
+/// SignatureNonce, SignatureTime}, params-sha256 last. The returned
+/// Interest's `name` lacks that last component until encoded: use
+/// `encoded_name()` or decode `encode()` to match the reply.
 pub fn signed_command(
     module: &str,
     verb: &str,

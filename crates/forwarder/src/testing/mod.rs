@@ -327,8 +327,25 @@ impl Network {
     }
 
     /// Processes events in time order until `end`; the clock ends at `end`.
+    ///
+    /// # Panics
+    /// When an engine keeps asking to be woken at a time already reached
+    /// without making progress (a livelock bug), instead of spinning forever.
     pub fn run_until(&mut self, end: Timestamp) {
+        let mut spins_at_same_time = 0u32;
+        let mut last = self.now;
         loop {
+            if self.now == last {
+                spins_at_same_time += 1;
+                assert!(
+                    spins_at_same_time < 1_000_000,
+                    "virtual time stuck at {:?}: an engine reports a past timeout",
+                    self.now
+                );
+            } else {
+                spins_at_same_time = 0;
+                last = self.now;
+            }
             self.flush();
             let mut next = self.events.peek().map(|Reverse(e)| e.at);
             for n in &self.nodes {

@@ -1,0 +1,142 @@
+//! Configuration and the public result types of the CDS scheduler.
+
+use super::class::ServiceClass;
+use super::pecn::PecnVariant;
+use crate::time::{Duration, Timestamp};
+
+/// Parameters of one face's CDS + PECN (defaults: algorithms.md §1.8).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct QsccpConfig {
+    /// Link capacity B (Data direction), bit/s.
+    pub capacity_bps: u64,
+    /// Target utilisation η.
+    pub eta: f64,
+    /// δ_c of CS7, CS6, EF: share of the link each may use.
+    pub delta: [f64; 3],
+    /// ω_c of AF4, AF3, AF2, AF1, BE.
+    pub omega: [f64; 5],
+    /// Depth of the DS token buckets, bits.
+    pub ds_burst_bits: u64,
+    /// Depth of the final token bucket, bits.
+    pub final_burst_bits: u64,
+    /// WDRR quantum per unit weight, bits.
+    pub quantum_bits: u32,
+    /// Interests queued per flow.
+    pub flow_queue_capacity: u32,
+    /// Interests queued per delay-tolerant class.
+    pub dt_class_capacity: u32,
+    /// Flows tracked per face (at most 2^24 − 1 are honoured).
+    pub max_flows: u32,
+    /// Expected Data size when an Interest carries none, bits.
+    pub default_data_size_bits: u32,
+    /// Largest expected Data size accepted (larger ones are clamped), bits.
+    pub max_data_size_bits: u32,
+    /// PECN period T.
+    pub period: Duration,
+    /// γ of the flow-state judgement.
+    pub gamma: f64,
+    /// λ, periods over κ before a flow is judged greedy.
+    pub lambda: u8,
+    /// κ, offered/target ratio counted as greedy.
+    pub kappa: f64,
+    /// φ of a penalised flow.
+    pub phi_penalty: f64,
+    /// Which eqs. 4–9 rules to use.
+    pub variant: PecnVariant,
+    /// Restore φ = 1 once the greedy counter is back to 0.
+    pub restore_phi: bool,
+}
+
+impl Default for QsccpConfig {
+    fn default() -> Self {
+        QsccpConfig {
+            capacity_bps: 10_000_000,
+            eta: 0.99,
+            delta: [0.2, 0.2, 0.3],
+            omega: [5.0, 4.0, 3.0, 2.0, 1.0],
+            ds_burst_bits: 160_000,
+            final_burst_bits: 160_000,
+            quantum_bits: 16_000,
+            flow_queue_capacity: 20,
+            dt_class_capacity: 200,
+            max_flows: 65_536,
+            default_data_size_bits: 9_000,
+            max_data_size_bits: 160_000,
+            period: Duration::from_millis(100),
+            gamma: 0.95,
+            lambda: 10,
+            kappa: 1.2,
+            phi_penalty: 0.5,
+            variant: PecnVariant::PaperReconstruction,
+            restore_phi: true,
+        }
+    }
+}
+
+/// Why an Interest was not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    /// The flow's virtual queue is full.
+    FlowQueueFull,
+    /// The delay-tolerant class is at its cap.
+    ClassFull,
+    /// No room for a new flow.
+    FlowTableFull,
+}
+
+/// An Interest handed back by [`CdsScheduler::enqueue`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected<T> {
+    /// The item itself.
+    pub item: T,
+    /// Why.
+    pub reason: RejectReason,
+}
+
+/// An Interest leaving the scheduler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scheduled<T> {
+    /// The item.
+    pub item: T,
+    /// Its class.
+    pub class: ServiceClass,
+    /// Its flow's prefix hash.
+    pub prefix: u64,
+    /// Expected Data size charged, bits.
+    pub size_bits: u32,
+    /// Time spent queued.
+    pub sojourn: Duration,
+    /// The flow's suggested target rate R here (eq. 10: DownstreamRate :=
+    /// min(DownstreamRate, R)); `None` before the first PECN period.
+    pub target_rate_bps: Option<f64>,
+}
+
+/// Result of [`CdsScheduler::dequeue`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dequeue<T> {
+    /// Send this now.
+    Item(Scheduled<T>),
+    /// Backlogged, but the rate limiters allow nothing before this time.
+    NotBefore(Timestamp),
+    /// Nothing queued.
+    Empty,
+}
+
+/// Counters of one face.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CdsStats {
+    /// Interests queued.
+    pub enqueued: u64,
+    /// Interests sent.
+    pub dequeued: u64,
+    /// Rejections: flow queue full.
+    pub flow_queue_full: u64,
+    /// Rejections: class full.
+    pub class_full: u64,
+    /// Rejections: flow table full.
+    pub flow_table_full: u64,
+    /// Expected Data bits sent, per class index.
+    pub sent_bits: [u64; 8],
+}
