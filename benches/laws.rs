@@ -7,11 +7,16 @@
 //! * `mircc/update` and `rcp/update`: one rate period of a link.
 //! * `ccc/split`: Algorithms 1-2 on a 3-next-hop flow (new objective and
 //!   new incoming pace), and `ccc/choose`: the per-Interest next-hop pick.
+//! * `consumer/{enum,dyn}/<law>`: one Data (every 50th marked) plus one
+//!   `limit()` through `AnyConsumerLaw` (static dispatch) and through a
+//!   `Box<dyn ConsumerLaw>` (the same law behind a vtable).
 
 use cc_core::ccc::{CccConfig, CccFlow};
 use cc_core::mircc::{path, MirccConfig, MirccLink, MirccRate, ShaperConfig, TrafficClass};
 use cc_core::rcp::{LinkRateLaw, RcpConfig, RcpLink};
-use cc_core::{Duration, Timestamp};
+use cc_core::{
+    AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, DataFeedback, Duration, LawKind, Timestamp,
+};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use rand::{rngs::SmallRng, SeedableRng};
 
@@ -95,5 +100,46 @@ fn ccc(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, mircc, rcp, ccc);
+fn feedback(n: u64) -> DataFeedback {
+    DataFeedback {
+        rtt: Some(Duration::from_micros(20_000 + n % 977)),
+        congestion_mark: u64::from(n % 50 == 0),
+        data_size_bytes: 8_000,
+        primary_rate_bps: Some(5e7),
+        target_rate_bps: Some(5e7),
+        pace_constraint_ips: Some(800.0),
+        ..DataFeedback::default()
+    }
+}
+
+fn consumer(c: &mut Criterion) {
+    let cfg = ConsumerLawConfig::default();
+    for kind in [LawKind::Cubic, LawKind::Rcp] {
+        let mut law = AnyConsumerLaw::new(kind, &cfg);
+        let mut n = 0u64;
+        c.bench_function(&format!("consumer/enum/{kind}"), |b| {
+            b.iter(|| {
+                n += 1;
+                law.on_data(Timestamp::from_nanos(n * 10_000), &feedback(n));
+                black_box(law.limit())
+            })
+        });
+        let mut law: Box<dyn ConsumerLaw> = match AnyConsumerLaw::new(kind, &cfg) {
+            AnyConsumerLaw::Cubic(l) => Box::new(l),
+            AnyConsumerLaw::Rcp(l) => Box::new(l),
+            other => panic!("bench covers cubic and rcp, got {:?}", other.kind()),
+        };
+        let mut n = 0u64;
+        c.bench_function(&format!("consumer/dyn/{kind}"), |b| {
+            b.iter(|| {
+                n += 1;
+                let law = black_box(&mut law);
+                law.on_data(Timestamp::from_nanos(n * 10_000), &feedback(n));
+                black_box(law.limit())
+            })
+        });
+    }
+}
+
+criterion_group!(benches, mircc, rcp, ccc, consumer);
 criterion_main!(benches);

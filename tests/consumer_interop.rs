@@ -91,6 +91,7 @@ async def main():
 app.run_forever(after_start=main())
 "#;
 
+/// Finds a workspace binary in target/<profile>/, building it first.
 fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let dir = exe

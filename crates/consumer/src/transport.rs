@@ -57,6 +57,16 @@ impl FromStr for Endpoint {
     }
 }
 
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Unix(p) => write!(f, "unix://{}", p.display()),
+            Endpoint::Tcp(a) => write!(f, "tcp://{a}"),
+            Endpoint::Udp(a) => write!(f, "udp://{a}"),
+        }
+    }
+}
+
 /// The default face, as python-ndn/NDNts pick it: `NDN_CLIENT_TRANSPORT`,
 /// else `/run/nfd/nfd.sock`, falling back to `/run/nfd.sock` when only that exists.
 pub fn default_endpoint() -> Result<Endpoint, String> {
@@ -166,9 +176,9 @@ impl Face {
         let (tx, mut rx) = mpsc::channel::<Bytes>(256);
         match ep {
             Endpoint::Unix(p) => {
-                let s = UnixStream::connect(p).await.map_err(|e| {
-                    io::Error::new(e.kind(), format!("cannot connect to {}: {e}", p.display()))
-                })?;
+                let s = UnixStream::connect(p)
+                    .await
+                    .map_err(|e| io::Error::new(e.kind(), format!("{e}")))?;
                 let (r, mut w) = s.into_split();
                 let writer = tokio::spawn(async move {
                     while let Some(b) = rx.recv().await {
@@ -183,9 +193,9 @@ impl Face {
                 })
             }
             Endpoint::Tcp(a) => {
-                let s = TcpStream::connect(a).await.map_err(|e| {
-                    io::Error::new(e.kind(), format!("cannot connect to tcp://{a}: {e}"))
-                })?;
+                let s = TcpStream::connect(a)
+                    .await
+                    .map_err(|e| io::Error::new(e.kind(), format!("{e}")))?;
                 s.set_nodelay(true)?;
                 let (r, mut w) = s.into_split();
                 let writer = tokio::spawn(async move {

@@ -288,7 +288,11 @@ impl Config {
         let mut faces: Vec<FaceUri> = (0..self.face.len())
             .map(|i| self.face_uri(i))
             .collect::<Result<_, _>>()?;
-        faces.extend(self.ethernet.iter().map(|e| FaceUri::Dev(e.interface.clone())));
+        faces.extend(
+            self.ethernet
+                .iter()
+                .map(|e| FaceUri::Dev(e.interface.clone())),
+        );
         if self.multicast.enabled {
             faces.push(FaceUri::Udp(self.multicast.group));
         }

@@ -16,8 +16,8 @@ use icn_tlv::Name;
 
 use crate::engine::{EngineConfig, EngineEvent, FaceId, FaceParams, Forwarder, Transmit};
 use crate::mgmt::{
-    FaceCreateRequest, FaceState, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager, ManagerConfig,
-    MgmtEvent, PacketCounters, RibError, Route, StrategyChoiceStatus,
+    FaceCreateRequest, FaceState, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager,
+    ManagerConfig, MgmtEvent, PacketCounters, RibError, Route, StrategyChoiceStatus,
 };
 
 /// Requests from the node to the shell.

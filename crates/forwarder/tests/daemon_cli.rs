@@ -110,7 +110,10 @@ fn sighup_reloads_the_log_level() {
     std::fs::write(&cfg, format!("log_level = \"debug\"\n{text}")).unwrap();
     fwd.signal(libc::SIGHUP);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while !std::fs::read_to_string(&log).unwrap().contains("log level reloaded") {
+    while !std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("log level reloaded")
+    {
         assert!(std::time::Instant::now() < deadline, "no reload line");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -122,7 +125,10 @@ fn sighup_reloads_the_log_level() {
         if after.contains("Unix face") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "debug not enabled: {after}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "debug not enabled: {after}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     fwd.signal(libc::SIGTERM);

@@ -55,7 +55,11 @@ impl NetnsPair {
             return None;
         }
         static N: AtomicU32 = AtomicU32::new(0);
-        let id = format!("{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let id = format!(
+            "{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
         let pair = NetnsPair {
             a: format!("icnfwd-a-{id}"),
             b: format!("icnfwd-b-{id}"),
@@ -63,7 +67,9 @@ impl NetnsPair {
             if_b: "ndn-b".into(),
         };
         if !ip(&["netns", "add", &pair.a]) {
-            eprintln!("\n!!!!!!!! SKIP {tag}: `ip netns add` refused (no CAP_SYS_ADMIN?) !!!!!!!!\n");
+            eprintln!(
+                "\n!!!!!!!! SKIP {tag}: `ip netns add` refused (no CAP_SYS_ADMIN?) !!!!!!!!\n"
+            );
             return None;
         }
         // From here on, Drop cleans up whatever was made.
@@ -74,13 +80,33 @@ impl NetnsPair {
             ])
             && ip(&["-n", &pair.a, "link", "set", &pair.if_a, "address", MAC_A])
             && ip(&["-n", &pair.b, "link", "set", &pair.if_b, "address", MAC_B])
-            && ip(&["-n", &pair.a, "addr", "add", &format!("{ADDR_A}/24"), "dev", &pair.if_a])
-            && ip(&["-n", &pair.b, "addr", "add", &format!("{ADDR_B}/24"), "dev", &pair.if_b])
+            && ip(&[
+                "-n",
+                &pair.a,
+                "addr",
+                "add",
+                &format!("{ADDR_A}/24"),
+                "dev",
+                &pair.if_a,
+            ])
+            && ip(&[
+                "-n",
+                &pair.b,
+                "addr",
+                "add",
+                &format!("{ADDR_B}/24"),
+                "dev",
+                &pair.if_b,
+            ])
             && ip(&["-n", &pair.a, "link", "set", &pair.if_a, "up"])
             && ip(&["-n", &pair.b, "link", "set", &pair.if_b, "up"])
             && ip(&["-n", &pair.a, "link", "set", "lo", "up"])
             && ip(&["-n", &pair.b, "link", "set", "lo", "up"]);
-        assert!(ok, "setting up the veth pair between {} and {}", pair.a, pair.b);
+        assert!(
+            ok,
+            "setting up the veth pair between {} and {}",
+            pair.a, pair.b
+        );
         Some(pair)
     }
 
@@ -259,7 +285,10 @@ fn ethernet_faces_multicast_and_unicast_with_fragmentation() {
     let (cfg_a, sock_a) = config(
         dir.path(),
         "a",
-        &format!("[udp]\nenabled = false\n[[ethernet]]\ninterface = \"{}\"\n", ns.if_a),
+        &format!(
+            "[udp]\nenabled = false\n[[ethernet]]\ninterface = \"{}\"\n",
+            ns.if_a
+        ),
     );
     let (cfg_b, sock_b) = config(
         dir.path(),
@@ -324,10 +353,18 @@ fn ethernet_faces_multicast_and_unicast_with_fragmentation() {
         let mcast = face(&sa.faces, "ether://[01:00:5e:00:17:aa]").expect("A multicast face");
         anyhow::ensure!(mcast.local_uri == format!("dev://{}", ns.if_a));
         anyhow::ensure!(mcast.link_type == 1 && mcast.mtu == Some(1500));
-        anyhow::ensure!(mcast.counters.n_out_data >= 5, "A mcast out data {:?}", mcast.counters);
+        anyhow::ensure!(
+            mcast.counters.n_out_data >= 5,
+            "A mcast out data {:?}",
+            mcast.counters
+        );
         let peer = face(&sa.faces, &format!("ether://[{MAC_B}]")).expect("A on-demand face to B");
         anyhow::ensure!(peer.face_persistency == 1, "on-demand");
-        anyhow::ensure!(peer.counters.n_out_data >= 5, "A unicast out data {:?}", peer.counters);
+        anyhow::ensure!(
+            peer.counters.n_out_data >= 5,
+            "A unicast out data {:?}",
+            peer.counters
+        );
         for f in [mcast, peer] {
             let st = sa.states.iter().find(|s| s.face_id == f.face_id).unwrap();
             // 4000-octet Data over MTU 1500 takes three frames each.
@@ -341,7 +378,11 @@ fn ethernet_faces_multicast_and_unicast_with_fragmentation() {
         }
         let sb = cb.snapshot().await?;
         let unif = sb.faces.iter().find(|f| f.face_id == uni).unwrap();
-        anyhow::ensure!(unif.counters.n_in_data >= 5, "B unicast in data {:?}", unif.counters);
+        anyhow::ensure!(
+            unif.counters.n_in_data >= 5,
+            "B unicast in data {:?}",
+            unif.counters
+        );
         prod.abort();
         Ok(())
     });
@@ -396,7 +437,11 @@ fn udp_multicast_faces_between_namespaces() {
         }
         let sa = ca.snapshot().await?;
         let m = face(&sa.faces, "udp4://224.0.23.170:56363").expect("A multicast face");
-        anyhow::ensure!(m.local_uri == format!("udp4://{ADDR_A}:56363"), "{}", m.local_uri);
+        anyhow::ensure!(
+            m.local_uri == format!("udp4://{ADDR_A}:56363"),
+            "{}",
+            m.local_uri
+        );
         anyhow::ensure!(m.counters.n_in_interests >= 5 && m.counters.n_out_data >= 5);
         let st = sa.states.iter().find(|s| s.face_id == m.face_id).unwrap();
         anyhow::ensure!(

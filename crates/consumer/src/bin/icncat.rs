@@ -184,7 +184,7 @@ fn real_main(args: Args) -> Result<()> {
     let result = rt.block_on(async {
         let mut face = Face::connect(&ep)
             .await
-            .with_context(|| format!("connecting to {ep:?}"))?;
+            .with_context(|| format!("cannot connect to the forwarder at {ep}"))?;
         let mut out: Box<dyn Write> = match &args.output {
             Some(p) => Box::new(std::io::BufWriter::with_capacity(
                 1 << 20,

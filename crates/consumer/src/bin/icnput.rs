@@ -116,7 +116,7 @@ fn real_main(args: Args) -> Result<()> {
     rt.block_on(async {
         let mut face = Face::connect(&ep)
             .await
-            .with_context(|| format!("connecting to {ep:?}"))?;
+            .with_context(|| format!("cannot connect to the forwarder at {ep}"))?;
         run::register(&mut face, &name).await?;
         if !args.quiet {
             eprintln!(

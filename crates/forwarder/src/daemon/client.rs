@@ -209,4 +209,3 @@ fn nonce() -> u32 {
         .unwrap_or(0);
     t ^ std::process::id().rotate_left(16) ^ NEXT.fetch_add(0x9E37_79B9, Ordering::Relaxed)
 }
-

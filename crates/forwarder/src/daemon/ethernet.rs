@@ -176,9 +176,24 @@ impl EthSocket {
         set_opt(raw, libc::SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq)?;
         // Our own transmissions would otherwise come back to this socket;
         // older kernels lack the option and the receive path filters them.
-        let _ = set_opt(raw, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &1 as &libc::c_int);
-        let _ = set_opt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, &(4 << 20) as &libc::c_int);
-        let _ = set_opt(raw, libc::SOL_SOCKET, libc::SO_SNDBUF, &(4 << 20) as &libc::c_int);
+        let _ = set_opt(
+            raw,
+            libc::SOL_PACKET,
+            PACKET_IGNORE_OUTGOING,
+            &1 as &libc::c_int,
+        );
+        let _ = set_opt(
+            raw,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            &(4 << 20) as &libc::c_int,
+        );
+        let _ = set_opt(
+            raw,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            &(4 << 20) as &libc::c_int,
+        );
         // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open
         // and unchanged for its whole lifetime.
         let fd = unsafe { AsyncFd::register(fd) }.map_err(io::Error::from)?;
@@ -280,7 +295,8 @@ impl RecvBatch {
             return Err(io::Error::last_os_error());
         }
         let n = n as usize;
-        let mut out = BytesMut::with_capacity(self.hdrs[..n].iter().map(|h| h.msg_len as usize).sum());
+        let mut out =
+            BytesMut::with_capacity(self.hdrs[..n].iter().map(|h| h.msg_len as usize).sum());
         let mut spans = Vec::with_capacity(n);
         for i in 0..n {
             let h = &self.hdrs[i];
@@ -349,7 +365,8 @@ fn send_batch(sock: &EthSocket, items: &[(Mac, Bytes)]) -> io::Result<usize> {
         .map(|_| unsafe { std::mem::zeroed() })
         .collect();
     for (i, h) in hdrs.iter_mut().enumerate() {
-        h.msg_hdr.msg_name = (&addrs[i] as *const libc::sockaddr_ll as *mut libc::sockaddr_ll).cast();
+        h.msg_hdr.msg_name =
+            (&addrs[i] as *const libc::sockaddr_ll as *mut libc::sockaddr_ll).cast();
         h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
         h.msg_hdr.msg_iov = &mut iovs[i];
         h.msg_hdr.msg_iovlen = 1;

@@ -6,10 +6,10 @@
 //! `Vec<Inbound>` batches on one bounded channel; everything sent leaves it
 //! per face (UDP batches per socket, a bounded queue per stream).
 
+pub mod client;
 pub mod ethernet;
 mod listen;
 mod shell;
-pub mod client;
 pub mod status;
 pub mod stream;
 pub mod udp;

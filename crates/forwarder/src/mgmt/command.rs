@@ -319,7 +319,10 @@ mod tests {
         i.sig_value = Some(Bytes::from(sig));
         let i = Interest::decode(i.encode()).unwrap();
         assert!(i.params_digest_ok());
-        assert_eq!(verify(&i, Signing::V03), Err(VerifyError::BadDigestSignature));
+        assert_eq!(
+            verify(&i, Signing::V03),
+            Err(VerifyError::BadDigestSignature)
+        );
         // Flip a bit of the legacy signature value component.
         let mut w = vector("rib_register_legacy_app.hex").to_vec();
         let legacy = Interest::decode(Bytes::from(w.clone())).unwrap();
@@ -327,7 +330,10 @@ mod tests {
         let pos = w.windows(sig.len()).position(|x| x == &sig[..]).unwrap();
         w[pos + sig.len() - 1] ^= 1;
         let i = Interest::decode(Bytes::from(w)).unwrap();
-        assert_eq!(verify(&i, Signing::Legacy), Err(VerifyError::BadDigestSignature));
+        assert_eq!(
+            verify(&i, Signing::Legacy),
+            Err(VerifyError::BadDigestSignature)
+        );
     }
 
     #[test]
@@ -347,7 +353,10 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!((module.as_str(), verb.as_str(), signing), ("rib", "register", Signing::V03));
+        assert_eq!(
+            (module.as_str(), verb.as_str(), signing),
+            ("rib", "register", Signing::V03)
+        );
         assert_eq!(params.name, p.name);
         assert!(i.params_digest_ok());
         assert!(i.verify_digest_sha256());

@@ -67,7 +67,9 @@ impl Shell {
 
     /// The multicast face of an AF_PACKET socket and its IO tasks.
     pub(super) fn add_ethernet(&mut self, sock: Arc<EthSocket>, mtu: Option<usize>) {
-        let mtu = mtu.unwrap_or(sock.mtu).clamp(MIN_MTU, sock.mtu.max(MIN_MTU));
+        let mtu = mtu
+            .unwrap_or(sock.mtu)
+            .clamp(MIN_MTU, sock.mtu.max(MIN_MTU));
         let dev = FaceUri::Dev(sock.ifname.clone());
         let params = FaceParams {
             link_type: LinkType::MultiAccess,
@@ -452,9 +454,9 @@ impl Shell {
         let sock = self
             .udp_channel_for(peer)
             .ok_or("no UDP channel for this address family")?;
-        let mtu = req
-            .mtu
-            .map_or(self.cfg.udp.mtu, |m| (m as usize).clamp(MIN_MTU, udp::MAX_DATAGRAM));
+        let mtu = req.mtu.map_or(self.cfg.udp.mtu, |m| {
+            (m as usize).clamp(MIN_MTU, udp::MAX_DATAGRAM)
+        });
         let params = FaceParams {
             persistency: persistency_of(req.persistency),
             local_uri: FaceUri::Udp(self.udp[sock].local).to_string(),

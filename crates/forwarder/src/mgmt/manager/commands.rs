@@ -269,5 +269,4 @@ impl Manager {
         };
         reply(now, ops, pc.reply_face, &pc.name, &resp);
     }
-
 }

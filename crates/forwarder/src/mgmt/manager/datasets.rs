@@ -4,12 +4,11 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{Component, Data, Interest};
 
-use crate::mgmt::face_state::FaceState;
 use super::{CachedDataset, FwdOps, Manager, DATASET_CACHE, DATASET_TTL, REPLY_FRESHNESS};
 use crate::mgmt::dataset::{
-    self, FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, RouteRecord,
-    StrategyChoiceStatus,
+    self, FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, RouteRecord, StrategyChoiceStatus,
 };
+use crate::mgmt::face_state::FaceState;
 
 impl Manager {
     #[allow(clippy::too_many_arguments)]

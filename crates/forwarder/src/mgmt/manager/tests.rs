@@ -179,8 +179,8 @@ fn signed_command_helper_is_accepted() {
         name: Some("/signed".parse().unwrap()),
         ..Default::default()
     };
-    let wire = crate::mgmt::command::signed_command("rib", "register", &p, 9, 1_700_000_000_000)
-        .encode();
+    let wire =
+        crate::mgmt::command::signed_command("rib", "register", &p, 9, 1_700_000_000_000).encode();
     let i = Interest::decode(wire).unwrap();
     m.handle_interest(Timestamp::ZERO, &mut f, 256, &i);
     assert_eq!(response(&f, 0).1.code, 200);
