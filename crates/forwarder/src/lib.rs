@@ -1,5 +1,6 @@
 //! icnfwd: a sans-IO NDN forwarding engine and the daemon around it.
 //!
+//! - [`cc`]: congestion-control schemes wired into the engine through cc-core.
 //! - [`engine`]: the deterministic forwarding state machine (FIB, PIT, CS,
 //!   strategies, per-face queues). No socket, clock or thread inside.
 //! - [`mgmt`]: the NFD management protocol subset, answering through the engine.
@@ -8,6 +9,7 @@
 //! - [`daemon`]: the tokio shell: faces over UDP/TCP/Unix/Ethernet, timers, signals.
 //! - [`testing`]: a virtual-time network of engines for deterministic tests.
 
+pub mod cc;
 pub mod config;
 pub mod daemon;
 pub mod engine;

@@ -2,7 +2,9 @@
 
 use bytes::Bytes;
 use cc_core::Timestamp;
-use icn_tlv::NackReason;
+use icn_tlv::{CcFields, NackReason};
+
+use super::cc_hooks::IncomingLp;
 
 use super::counters::DropReason;
 use super::face::FaceId;
@@ -55,20 +57,24 @@ impl Forwarder {
         now: Timestamp,
         id: u32,
         incoming: &IncomingInterest,
-        mark: u64,
+        lp: &IncomingLp,
         data: Option<&Bytes>,
     ) {
         let actions = core::mem::take(&mut self.scratch_actions);
         let mut reject = false;
         let mut forward_failed = false;
+        let mark = lp.congestion_mark;
+        let mut nack_cc = if lp.is_nack { lp.cc } else { CcFields::default() };
         for a in &actions {
-            match *a {
-                Action::Forward { face } => {
-                    if !self.forward_interest(now, id, face, incoming, mark) {
-                        forward_failed = true;
-                    }
+            let (face, cc) = match a {
+                Action::Forward { face } => (*face, &lp.cc),
+                Action::ForwardCc { face, cc } => (*face, &**cc),
+                Action::SendData { face } => (*face, &lp.cc),
+                Action::SendDataCc { face, cc } => (*face, &**cc),
+                Action::Nack { face, reason } => {
+                    self.nack_downstream(now, id, *face, *reason, mark, nack_cc);
+                    continue;
                 }
-                Action::Nack { face, reason } => self.nack_downstream(now, id, face, reason, mark),
                 Action::NackAll { reason } => {
                     let faces: Vec<FaceId> = self
                         .pit
@@ -76,10 +82,25 @@ impl Forwarder {
                         .map(|e| e.in_records.iter().map(|r| r.face).collect())
                         .unwrap_or_default();
                     for f in faces {
-                        self.nack_downstream(now, id, f, reason, mark);
+                        self.nack_downstream(now, id, f, *reason, mark, nack_cc);
+                    }
+                    continue;
+                }
+                Action::Reject => {
+                    reject = true;
+                    continue;
+                }
+            };
+            match a {
+                Action::Forward { .. } | Action::ForwardCc { .. } => {
+                    if !self.forward_interest(now, id, face, incoming, mark, *cc) {
+                        forward_failed = true;
+                        if let Some(c) = self.last_reject_cc.take() {
+                            nack_cc = c;
+                        }
                     }
                 }
-                Action::SendData { face } => {
+                _ => {
                     let Some(wire) = data else { continue };
                     let token = self
                         .pit
@@ -100,19 +121,20 @@ impl Forwarder {
                         pit_token: token,
                         nack: None,
                         congestion_mark: mark,
+                        cc: *cc,
                         enqueued_at: now,
                         ingress: incoming.face,
                     };
                     self.send(now, face, pkt, incoming.scope);
                 }
-                Action::Reject => reject = true,
             }
         }
         self.scratch_actions = actions;
         self.scratch_actions.clear();
         if forward_failed && !reject {
-            reject = self.nack_if_no_upstream_left(now, id, mark);
+            reject = self.nack_if_no_upstream_left(now, id, mark, nack_cc);
         }
+        self.process_evictions(now);
         if reject || self.pit.get(id).is_some_and(|e| e.in_records.is_empty()) {
             if self.pit.get(id).is_some() {
                 self.counters.n_unsatisfied_interests += 1;
@@ -128,6 +150,7 @@ impl Forwarder {
         face: FaceId,
         incoming: &IncomingInterest,
         mark: u64,
+        cc: CcFields,
     ) -> bool {
         let max_out = self.cfg.pit_max_out_records;
         let Some(info) = self.faces.0.get(&face).map(|f| &f.info) else {
@@ -171,6 +194,7 @@ impl Forwarder {
             pit_token: None,
             nack: None,
             congestion_mark: mark,
+            cc,
             enqueued_at: now,
             ingress: incoming.face,
         };
@@ -191,7 +215,13 @@ impl Forwarder {
 
     /// After a failed forward: when no upstream is left pending, Nacks every
     /// downstream with the least severe reason recorded. Returns whether it did.
-    fn nack_if_no_upstream_left(&mut self, now: Timestamp, id: u32, mark: u64) -> bool {
+    fn nack_if_no_upstream_left(
+        &mut self,
+        now: Timestamp,
+        id: u32,
+        mark: u64,
+        cc: CcFields,
+    ) -> bool {
         let Some(entry) = self.pit.get(id) else {
             return false;
         };
@@ -212,9 +242,38 @@ impl Forwarder {
         };
         let faces: Vec<FaceId> = entry.in_records.iter().map(|r| r.face).collect();
         for f in faces {
-            self.nack_downstream(now, id, f, reason, mark);
+            self.nack_downstream(now, id, f, reason, mark, cc);
         }
         true
+    }
+
+    /// Nacks (reason Congestion) the downstreams of Interests the CC hook
+    /// evicted from a face's queue, when no other upstream is pending.
+    fn process_evictions(&mut self, now: Timestamp) {
+        while let Some((face, victim, cc)) = self.evicted.pop() {
+            let Ok(interest) = icn_tlv::Interest::decode(victim.wire) else {
+                continue;
+            };
+            let Some(id) = self.pit.find(
+                interest.name.value(),
+                interest.can_be_prefix,
+                interest.must_be_fresh,
+            ) else {
+                continue;
+            };
+            if let Some(o) = self
+                .pit
+                .get_mut(id)
+                .and_then(|e| e.out_records.iter_mut().find(|o| o.face == face))
+            {
+                o.nack = Some(NackReason::Congestion);
+            }
+            self.drop_packet(face, DropReason::CcShaper);
+            if self.nack_if_no_upstream_left(now, id, victim.congestion_mark, cc) {
+                self.counters.n_unsatisfied_interests += 1;
+                self.finalize(now, id, false);
+            }
+        }
     }
 
     fn nack_downstream(
@@ -224,6 +283,7 @@ impl Forwarder {
         face: FaceId,
         reason: NackReason,
         mark: u64,
+        cc: CcFields,
     ) {
         let Some(entry) = self.pit.get_mut(id) else {
             return;
@@ -238,6 +298,7 @@ impl Forwarder {
             pit_token: rec.pit_token,
             nack: Some(reason),
             congestion_mark: mark,
+            cc,
             enqueued_at: now,
             ingress: FaceId::INTERNAL,
         };

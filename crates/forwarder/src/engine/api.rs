@@ -41,8 +41,11 @@ pub struct EngineConfig {
     pub max_interest_lifetime: Duration,
     /// Undelivered events kept for `poll_event`.
     pub max_pending_events: usize,
-    /// Strategy for `/` at start-up.
+    /// Strategy for `/` at start-up (a congestion-control scheme other
+    /// than `none` replaces it with the scheme's strategy).
     pub default_strategy: String,
+    /// Congestion control: scheme and parameters (`[cc]`).
+    pub cc: crate::cc::CcConfig,
 }
 
 impl Default for EngineConfig {
@@ -64,6 +67,7 @@ impl Default for EngineConfig {
             max_interest_lifetime: Duration::from_secs(120),
             max_pending_events: 4096,
             default_strategy: StrategyName::BEST_ROUTE.to_owned(),
+            cc: crate::cc::CcConfig::default(),
         }
     }
 }

@@ -180,4 +180,7 @@ pub struct IncomingLp {
     pub cc: CcFields,
     /// Network packet size in bytes.
     pub bytes: usize,
+    /// True when the packet is a Nack (its CC fields then travel on to the
+    /// downstream Nacks).
+    pub is_nack: bool,
 }

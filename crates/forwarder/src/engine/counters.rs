@@ -47,10 +47,12 @@ pub enum DropReason {
     Strategy,
     /// Management Interest the engine could not hand out (event queue full).
     EventQueueFull,
+    /// Interest refused by the congestion-control shaper/scheduler (Nacked).
+    CcShaper,
 }
 
 /// Number of [`DropReason`] variants.
-pub const N_DROP_REASONS: usize = 21;
+pub const N_DROP_REASONS: usize = 22;
 
 impl DropReason {
     /// Every reason, in counter order.
@@ -76,6 +78,7 @@ impl DropReason {
         DropReason::Idle,
         DropReason::Strategy,
         DropReason::EventQueueFull,
+        DropReason::CcShaper,
     ];
 
     /// Kebab-case name for logs and status output.
@@ -102,6 +105,7 @@ impl DropReason {
             DropReason::Idle => "idle",
             DropReason::Strategy => "strategy",
             DropReason::EventQueueFull => "event-queue-full",
+            DropReason::CcShaper => "cc-shaper",
         }
     }
 }

@@ -1,14 +1,17 @@
 //! Egress: queueing, pacing at the configured capacity, LP encoding and
 //! fragmentation, and `poll_transmit`.
 
+use std::cmp::Reverse;
+
 use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{fragment, LpPacket};
 
 use super::api::Transmit;
+use super::cc_hooks::{CcHooks, InterestAdmission};
 use super::counters::DropReason;
 use super::face::FaceId;
-use super::forwarder::{transmit, Face, Forwarder};
+use super::forwarder::{transmit, Delayed, Face, Forwarder};
 use super::queue::{OutPacket, PacketKind, QueueView};
 use super::strategy::NameScope;
 
@@ -36,7 +39,31 @@ impl Forwarder {
             stats: f.info.queue,
             capacity_bps: f.info.params.capacity_bps,
         };
-        let res = f.queues.enqueue(now, pkt, &mut view);
+        let res = if kind == PacketKind::Interest {
+            match self.cc.admit_interest(now, face, pkt, &view) {
+                InterestAdmission::Fifo(pkt) => f.queues.enqueue(now, pkt, &mut view),
+                InterestAdmission::Queued => {
+                    f.queues.hook_queued += 1;
+                    f.queues.hook_hold_until = now;
+                    Ok(())
+                }
+                InterestAdmission::QueuedEvicting { victim, cc } => {
+                    f.queues.hook_hold_until = now;
+                    self.evicted.push((face, victim, cc));
+                    Ok(())
+                }
+                InterestAdmission::Rejected { pkt: _, cc } => {
+                    self.last_reject_cc = Some(cc);
+                    Err(DropReason::CcShaper)
+                }
+            }
+        } else {
+            let r = f.queues.enqueue(now, pkt, &mut view);
+            if r.is_err() {
+                self.cc.data_dropped(now, face);
+            }
+            r
+        };
         f.info.queue = view.stats;
         if let Err(reason) = res {
             self.drop_packet(face, reason);
@@ -66,9 +93,48 @@ impl Forwarder {
 
     /// Returns the next frame to put on a transport at `now`, or `None` when
     /// every face is empty or held by pacing/shaping until a later time
-    /// (reported by [`Forwarder::poll_timeout`]).
+    /// (reported by [`Forwarder::poll_timeout`]). Link emulation applies
+    /// after pacing: emulated loss drops the frame, emulated delay holds it.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Timestamp) -> Option<Transmit> {
+        loop {
+            if self.delay_line.peek().is_some_and(|Reverse(d)| d.at <= now) {
+                let Reverse(d) = self.delay_line.pop()?;
+                return Some(transmit(d.face, d.bytes));
+            }
+            let tx = self.poll_paced(now)?;
+            let Some(f) = self.faces.0.get_mut(&tx.face) else {
+                continue;
+            };
+            let Some(em) = f.info.params.emulation else {
+                return Some(tx);
+            };
+            if em.loss_ppm > 0 {
+                let draw: u32 = rand::Rng::random_range(&mut self.rng, 0..1_000_000);
+                if draw < em.loss_ppm {
+                    f.info.emulated_drops += 1;
+                    continue;
+                }
+            }
+            if em.delay.is_zero() {
+                return Some(tx);
+            }
+            if self.delay_line.len() >= self.cfg.queue.max_packets.saturating_mul(4) {
+                self.drop_packet(tx.face, DropReason::QueueFull);
+                continue;
+            }
+            self.delay_seq += 1;
+            self.delay_line.push(Reverse(Delayed {
+                at: now + em.delay,
+                seq: self.delay_seq,
+                face: tx.face,
+                bytes: tx.bytes,
+            }));
+        }
+    }
+
+    /// The next paced frame of any face, before link emulation.
+    fn poll_paced(&mut self, now: Timestamp) -> Option<Transmit> {
         for _ in 0..self.active.len() {
             let id = self.active.pop_front()?;
             let Some(f) = self.faces.0.get_mut(&id) else {
@@ -80,9 +146,10 @@ impl Forwarder {
             }
             let frame = match f.ready.pop_front() {
                 Some(fr) => Some(fr),
-                None => next_frame(now, f, &mut self.counters.drops),
+                None => next_frame(now, f, &mut self.counters.drops, &mut *self.cc),
             };
             f.info.queue.ready_frames = f.ready.len();
+            f.info.sojourn = f.queues.sojourn;
             let more = !f.ready.is_empty() || !f.queues.is_empty();
             if more {
                 self.active.push_back(id);
@@ -110,6 +177,7 @@ fn next_frame(
     now: Timestamp,
     f: &mut Face,
     drops: &mut super::counters::DropCounters,
+    hooks: &mut dyn CcHooks,
 ) -> Option<Bytes> {
     loop {
         let mut view = QueueView {
@@ -117,7 +185,7 @@ fn next_frame(
             stats: f.info.queue,
             capacity_bps: f.info.params.capacity_bps,
         };
-        let pkt = f.queues.dequeue(now, &mut view);
+        let pkt = f.queues.dequeue(now, &mut view, hooks);
         f.info.queue = view.stats;
         let pkt = pkt?;
         if pkt.congestion_mark > 0 && pkt.kind != PacketKind::Interest {
@@ -128,6 +196,7 @@ fn next_frame(
             pit_token: pkt.pit_token,
             nack: pkt.nack,
             congestion_mark: (pkt.congestion_mark > 0).then_some(pkt.congestion_mark),
+            cc: pkt.cc,
             incoming_face_id: (params.local_fields && params.is_local()).then_some(pkt.ingress.0),
             ..LpPacket::from_fragment(pkt.wire)
         };

@@ -4,7 +4,11 @@
 
 use core::fmt;
 
+use cc_core::Duration;
+
+use super::cc_hooks::CcFaceStatus;
 use super::counters::FaceCounters;
+use super::queue::SojournStats;
 
 /// Face identifier with NFD numbering: 1 = internal (management),
 /// 254 = content store, 255 = null, ordinary faces from 256.
@@ -119,6 +123,36 @@ pub struct FaceParams {
     /// NFD CongestionMarkingEnabled flag (reported in datasets; AQM hooks
     /// decide the marks).
     pub congestion_marking: bool,
+    /// Link emulation for testbeds, applied after the face's own pacing.
+    pub emulation: Option<LinkEmulation>,
+}
+
+/// Link emulation for testbeds without `netem`: frames that leave the
+/// face's shaper are delayed by a constant one-way delay and dropped with a
+/// seeded probability, so that the bottleneck queue stays inside the engine
+/// (where the congestion-control laws see it) while the testbed still has
+/// propagation delay and loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LinkEmulation {
+    /// One-way delay added after the shaper.
+    pub delay: Duration,
+    /// Drop probability in parts per million.
+    pub loss_ppm: u32,
+}
+
+impl LinkEmulation {
+    /// From a delay and a drop probability in `0.0..=1.0`.
+    pub fn new(delay: Duration, loss: f64) -> Self {
+        let loss = if loss.is_finite() { loss.clamp(0.0, 1.0) } else { 0.0 };
+        LinkEmulation {
+            delay,
+            loss_ppm: (loss * 1e6).round() as u32,
+        }
+    }
+    /// True when it changes nothing.
+    pub fn is_noop(&self) -> bool {
+        self.delay.is_zero() && self.loss_ppm == 0
+    }
 }
 
 impl FaceParams {
@@ -134,6 +168,7 @@ impl FaceParams {
             capacity_bps: None,
             local_fields: false,
             congestion_marking: false,
+            emulation: None,
         }
     }
 
@@ -155,6 +190,12 @@ impl FaceParams {
     /// Sets the capacity (builder style).
     pub fn with_capacity_bps(mut self, bps: u64) -> Self {
         self.capacity_bps = Some(bps);
+        self
+    }
+
+    /// Sets link emulation (builder style).
+    pub fn with_emulation(mut self, e: LinkEmulation) -> Self {
+        self.emulation = (!e.is_noop()).then_some(e);
         self
     }
 
@@ -212,4 +253,10 @@ pub struct FaceInfo {
     pub counters: FaceCounters,
     /// Egress queue occupancy.
     pub queue: QueueStats,
+    /// Queueing delay of packets that left the face (both queues).
+    pub sojourn: SojournStats,
+    /// Congestion-control state (rates), refreshed at each periodic update.
+    pub cc: CcFaceStatus,
+    /// Frames dropped by link emulation.
+    pub emulated_drops: u64,
 }

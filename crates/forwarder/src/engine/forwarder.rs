@@ -14,27 +14,38 @@
 //! Nothing inside reads a clock, touches a socket or uses a global RNG; given
 //! the same seed and inputs the engine produces the same outputs.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
-use icn_tlv::{Name, Reassembler};
+use icn_tlv::{CcFields, Name, Reassembler};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use super::api::{EngineConfig, EngineError, EngineEvent, Transmit};
+use super::cc_hooks::{CcHooks, NoCc};
 use super::counters::{DropReason, ForwarderCounters};
 use super::cs::ContentStore;
 use super::dead_nonce::DeadNonceList;
-use super::face::{FaceId, FaceInfo, FaceParams, QueueStats};
+use super::face::{FaceId, FaceInfo, FaceParams, LinkEmulation, QueueStats};
 use super::fib::{Fib, FibError};
 use super::hash::SeededState;
 use super::name_table::{PrefixTable, TableInsertError};
 use super::pit::Pit;
 use super::queue::{DataAqm, EgressQueues, InterestShaper};
 use super::strategy::{
-    builtin_factory, Action, FaceLookup, Strategy, StrategyFactory, StrategyName,
+    builtin_factory, Action, FaceLookup, Strategy, StrategyBuilder, StrategyFactory, StrategyName,
 };
+
+/// A frame delayed by link emulation, released at `at` (FIFO per time).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Delayed {
+    pub(super) at: Timestamp,
+    pub(super) seq: u64,
+    pub(super) face: FaceId,
+    pub(super) bytes: Bytes,
+}
 
 /// Engine-side state of one face.
 pub(super) struct Face {
@@ -74,7 +85,15 @@ pub struct Forwarder {
     pub(super) dnl: DeadNonceList,
     pub(super) strategies: Vec<Option<Box<dyn Strategy>>>,
     pub(super) strategy_table: PrefixTable<usize>,
-    pub(super) factories: Vec<StrategyFactory>,
+    pub(super) factories: Vec<StrategyBuilder>,
+    pub(super) cc: Box<dyn CcHooks>,
+    /// Frames held by link emulation (bounded by `queue.max_packets` × 4).
+    pub(super) delay_line: BinaryHeap<Reverse<Delayed>>,
+    pub(super) delay_seq: u64,
+    /// CC fields of the last Interest the hook refused (for the Nack).
+    pub(super) last_reject_cc: Option<CcFields>,
+    /// Interests the CC hook evicted, to Nack once the current action ends.
+    pub(super) evicted: Vec<(FaceId, super::queue::OutPacket, CcFields)>,
     pub(super) events: VecDeque<EngineEvent>,
     pub(super) counters: ForwarderCounters,
     pub(super) scratch_actions: Vec<Action>,
@@ -109,7 +128,12 @@ impl Forwarder {
             dnl: DeadNonceList::new(cfg.dead_nonce_max, cfg.dead_nonce_lifetime, hasher),
             strategies: Vec::new(),
             strategy_table: PrefixTable::new(cfg.strategy_max_entries.max(1), hasher),
-            factories: vec![builtin_factory],
+            factories: vec![Box::new(builtin_factory)],
+            cc: Box::new(NoCc),
+            delay_line: BinaryHeap::new(),
+            delay_seq: 0,
+            last_reject_cc: None,
+            evicted: Vec::new(),
             events: VecDeque::new(),
             counters: ForwarderCounters::default(),
             scratch_actions: Vec::new(),
@@ -120,6 +144,11 @@ impl Forwarder {
         let default = StrategyName::parse(&fwd.cfg.default_strategy)
             .filter(|n| fwd.instantiate(n).is_some())
             .unwrap_or_else(StrategyName::best_route);
+        let cc_cfg = fwd.cfg.cc.clone();
+        crate::cc::install(&mut fwd, &cc_cfg, rng_seed);
+        let default = crate::cc::default_strategy(&cc_cfg)
+            .filter(|n| fwd.instantiate(n).is_some())
+            .unwrap_or(default);
         if fwd.set_strategy(&Name::root(), &default).is_err() {
             // The built-in best-route always instantiates; keep going with an
             // empty table rather than panic (every Interest then gets NoRoute).
@@ -149,6 +178,9 @@ impl Forwarder {
                 params,
                 counters: Default::default(),
                 queue: QueueStats::default(),
+                sojourn: Default::default(),
+                cc: Default::default(),
+                emulated_drops: 0,
             },
             queues: EgressQueues::new(self.cfg.queue),
             ready: VecDeque::new(),
@@ -158,6 +190,7 @@ impl Forwarder {
             reassembly_deadline: None,
             lp_seq: self.rng_u64(),
         };
+        self.cc.face_added(now, id, &face.info.params);
         self.faces.0.insert(id, face);
         id
     }
@@ -167,7 +200,7 @@ impl Forwarder {
     pub fn remove_face(&mut self, now: Timestamp, face: FaceId) {
         let _ = now;
         if let Some(mut f) = self.faces.0.remove(&face) {
-            let n = f.queues.clear() + f.ready.len();
+            let n = f.queues.clear() + f.ready.len() + self.cc.face_removed(face);
             for _ in 0..n {
                 self.counters.drops.add(DropReason::FaceGone);
             }
@@ -198,7 +231,38 @@ impl Forwarder {
             .get_mut(&face)
             .ok_or(EngineError::UnknownFace(face))?;
         f.info.params.capacity_bps = bps;
+        self.cc.capacity_changed(face, bps);
         Ok(())
+    }
+
+    /// Sets or clears a face's link emulation (delay and loss after pacing).
+    pub fn set_face_emulation(
+        &mut self,
+        face: FaceId,
+        emulation: Option<LinkEmulation>,
+    ) -> Result<(), EngineError> {
+        let f = self
+            .faces
+            .0
+            .get_mut(&face)
+            .ok_or(EngineError::UnknownFace(face))?;
+        f.info.params.emulation = emulation.filter(|e| !e.is_noop());
+        Ok(())
+    }
+
+    /// Replaces the congestion-control hooks (normally installed from
+    /// `EngineConfig::cc` by `new`). Existing faces are announced to it.
+    pub fn set_cc_hooks(&mut self, now: Timestamp, hooks: Box<dyn CcHooks>) {
+        self.cc = hooks;
+        for (id, f) in &mut self.faces.0 {
+            f.queues.hook_queued = 0;
+            self.cc.face_added(now, *id, &f.info.params);
+        }
+    }
+
+    /// The congestion-control hooks (for inspection in tests and status).
+    pub fn cc_hooks_mut(&mut self) -> &mut dyn CcHooks {
+        &mut *self.cc
     }
 
     /// Attaches an Interest shaper/scheduler to a face.
@@ -272,6 +336,11 @@ impl Forwarder {
 
     /// Registers an extra strategy factory (consulted before the built-ins).
     pub fn register_strategy_factory(&mut self, f: StrategyFactory) {
+        self.factories.insert(0, Box::new(f));
+    }
+
+    /// Registers a strategy factory that captures state (e.g. parameters).
+    pub fn register_strategy_builder(&mut self, f: StrategyBuilder) {
         self.factories.insert(0, f);
     }
 
@@ -357,6 +426,12 @@ impl Forwarder {
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         let mut t = self.pit.next_expiry();
         let mut take = |x: Timestamp| t = Some(t.map_or(x, |y| y.min(x)));
+        if let Some(x) = self.cc.poll_timeout() {
+            take(x);
+        }
+        if let Some(Reverse(d)) = self.delay_line.peek() {
+            take(d.at);
+        }
         for f in self.faces.0.values() {
             if let Some(d) = f.reassembly_deadline {
                 take(d);
@@ -379,6 +454,16 @@ impl Forwarder {
             self.on_pit_expiry(now, id);
         }
         self.dnl.expire(now);
+        if self.cc.poll_timeout().is_some_and(|t| t <= now) {
+            self.cc.handle_timeout(now);
+            for (id, f) in &mut self.faces.0 {
+                f.info.cc = self.cc.status(*id);
+                if !f.queues.is_empty() && !f.in_active {
+                    f.in_active = true;
+                    self.active.push_back(*id);
+                }
+            }
+        }
         for f in self.faces.0.values_mut() {
             if f.reassembly_deadline.is_some_and(|d| d <= now) {
                 if let Some(r) = f.reassembler.as_mut() {

@@ -6,6 +6,7 @@
 
 mod actions;
 mod api;
+pub mod cc_hooks;
 pub mod counters;
 pub mod cs;
 pub mod dead_nonce;
@@ -23,12 +24,16 @@ pub mod strategy;
 
 pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
 pub use counters::{DropCounters, DropReason, FaceCounters, ForwarderCounters};
-pub use face::{FaceId, FaceInfo, FaceParams, FaceScope, LinkType, Persistency, QueueStats};
+pub use cc_hooks::{CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc};
+pub use face::{
+    FaceId, FaceInfo, FaceParams, FaceScope, LinkEmulation, LinkType, Persistency, QueueStats,
+};
 pub use fib::NextHop;
 pub use forwarder::Forwarder;
 pub use pit::{InRecord, OutRecord, PitEntry};
 pub use queue::{
     AqmVerdict, DataAqm, InterestShaper, OutPacket, PacketKind, QueueLimits, QueueView,
+    SojournStats,
 };
 pub use strategy::{
     Action, BestRoute, FaceLookup, IncomingInterest, Multicast, NameScope, Strategy, StrategyCtx,

@@ -6,6 +6,7 @@ use cc_core::Timestamp;
 use icn_tlv::{decode_packet, decode_reassembled, Data, Interest, LpPacket, NackReason, NetPacket};
 
 use super::api::EngineEvent;
+use super::cc_hooks::IncomingLp;
 use super::counters::DropReason;
 use super::cs::CsQuery;
 use super::face::{FaceId, LinkType};
@@ -164,6 +165,7 @@ impl Forwarder {
         let Some(received) = interest.wire().cloned() else {
             return;
         };
+        self.cc.interest_received(now, face, &lp.cc, received.len());
         // The wire forwarded upstream: Nonce added if missing (a forwarder
         // must), HopLimit decremented. Both rewrites copy once (cold path).
         let (nonce, mut out_wire) = match interest.nonce {
@@ -208,6 +210,7 @@ impl Forwarder {
                         pit_token: lp.pit_token.clone(),
                         nack: Some(NackReason::Congestion),
                         congestion_mark: 0,
+                        cc: Default::default(),
                         enqueued_at: now,
                         ingress: face,
                     };
@@ -263,6 +266,7 @@ impl Forwarder {
                     pit_token: lp.pit_token.clone(),
                     nack: None,
                     congestion_mark: 0,
+                    cc: Default::default(),
                     enqueued_at: now,
                     ingress: FaceId::CONTENT_STORE,
                 };
@@ -328,6 +332,12 @@ impl Forwarder {
             wire: out_wire,
         };
         let mark = lp.congestion_mark.unwrap_or(0);
+        let in_lp = IncomingLp {
+            congestion_mark: mark,
+            cc: lp.cc,
+            bytes: incoming.wire.len(),
+            is_nack: false,
+        };
         if let Some(nh) = lp.next_hop_face_id {
             // NextHopFaceId from a local app bypasses the strategy.
             self.scratch_actions.clear();
@@ -337,11 +347,11 @@ impl Forwarder {
             } else {
                 self.drop_packet(face, DropReason::NextHopFaceId);
             }
-            self.apply_actions(now, id, &incoming, mark, None);
+            self.apply_actions(now, id, &incoming, &in_lp, None);
             return;
         }
-        self.run_interest_strategy(now, id, &ends, &name_value, &interest, &incoming);
-        self.apply_actions(now, id, &incoming, mark, None);
+        self.run_interest_strategy(now, id, &ends, &name_value, &interest, &incoming, in_lp);
+        self.apply_actions(now, id, &incoming, &in_lp, None);
     }
 
     fn run_interest_strategy(
@@ -352,6 +362,7 @@ impl Forwarder {
         name_value: &[u8],
         interest: &Interest,
         incoming: &IncomingInterest,
+        lp: IncomingLp,
     ) {
         self.scratch_actions.clear();
         // Forwarding hint: use the first delegation that has a route.
@@ -379,6 +390,8 @@ impl Forwarder {
             faces: &self.faces,
             scope: incoming.scope,
             actions: &mut self.scratch_actions,
+            cc: &mut *self.cc,
+            lp,
         };
         strategy.after_receive_interest(&mut ctx, incoming, entry, nexthops);
     }
@@ -444,6 +457,7 @@ impl Forwarder {
             pit_token: lp.pit_token.clone(),
             nack: Some(NackReason::Duplicate),
             congestion_mark: 0,
+            cc: Default::default(),
             enqueued_at: now,
             ingress: face,
         };

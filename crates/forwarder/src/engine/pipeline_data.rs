@@ -4,6 +4,7 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{Data, Interest, LpPacket, NackReason};
 
+use super::cc_hooks::IncomingLp;
 use super::counters::DropReason;
 use super::face::{FaceId, LinkType};
 use super::forwarder::Forwarder;
@@ -65,7 +66,22 @@ impl Forwarder {
             self.cs
                 .insert(now, name_value, wire.clone(), data.meta.freshness_period);
         }
-        let mark = lp.congestion_mark.unwrap_or(0);
+        // The CC hook of the upstream face sees the Data first: RTT of the
+        // out-record it answers, then any rewrite (rate stamping, marks).
+        let rtt = ids.iter().find_map(|&id| {
+            let o = self.pit.get(id)?.out_record(face)?;
+            Some(now.saturating_since(o.last_sent))
+        });
+        let mut mark = lp.congestion_mark.unwrap_or(0);
+        let mut cc = lp.cc;
+        self.cc
+            .data_received(now, face, &mut cc, &mut mark, wire.len(), rtt);
+        let in_lp = IncomingLp {
+            congestion_mark: mark,
+            cc,
+            bytes: wire.len(),
+            is_nack: false,
+        };
         self.scratch_sent.clear();
         for &id in &ids {
             self.scratch_actions.clear();
@@ -87,6 +103,8 @@ impl Forwarder {
                         faces: &self.faces,
                         scope,
                         actions: &mut self.scratch_actions,
+                        cc: &mut *self.cc,
+                        lp: in_lp,
                     };
                     strategy.after_receive_data(&mut ctx, face, entry);
                 }
@@ -105,7 +123,7 @@ impl Forwarder {
                 scope,
                 wire: Bytes::new(),
             };
-            self.apply_actions(now, id, &incoming, mark, Some(&wire));
+            self.apply_actions(now, id, &incoming, &in_lp, Some(&wire));
             if self.pit.get(id).is_some() {
                 self.counters.n_satisfied_interests += 1;
                 self.finalize(now, id, true);
@@ -163,6 +181,14 @@ impl Forwarder {
             return;
         };
         self.scratch_actions.clear();
+        let mut cc = lp.cc;
+        self.cc.nack_received(now, face, &mut cc);
+        let in_lp = IncomingLp {
+            congestion_mark: lp.congestion_mark.unwrap_or(0),
+            cc,
+            bytes: 0,
+            is_nack: true,
+        };
         let nexthops = self
             .fib
             .lpm(&ends, name_value)
@@ -182,6 +208,8 @@ impl Forwarder {
                 faces: &self.faces,
                 scope,
                 actions: &mut self.scratch_actions,
+                cc: &mut *self.cc,
+                lp: in_lp,
             };
             strategy.after_receive_nack(&mut ctx, face, reason, entry, nexthops);
         }
@@ -192,7 +220,7 @@ impl Forwarder {
             scope,
             wire: entry.interest_wire.clone(),
         };
-        self.apply_actions(now, id, &incoming, lp.congestion_mark.unwrap_or(0), None);
+        self.apply_actions(now, id, &incoming, &in_lp, None);
     }
 
     /// Accepts a management reply (bare Data) for `face`. It satisfies the
@@ -230,6 +258,7 @@ impl Forwarder {
                 pit_token: None,
                 nack: None,
                 congestion_mark: 0,
+                cc: Default::default(),
                 enqueued_at: now,
                 ingress: FaceId::INTERNAL,
             };

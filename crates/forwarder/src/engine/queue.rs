@@ -10,8 +10,9 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
-use icn_tlv::NackReason;
+use icn_tlv::{CcFields, NackReason};
 
+use super::cc_hooks::{CcHooks, HookDequeue};
 use super::counters::DropReason;
 use super::face::{FaceId, QueueStats};
 
@@ -39,6 +40,8 @@ pub struct OutPacket {
     pub nack: Option<NackReason>,
     /// CongestionMark to carry (0 = none).
     pub congestion_mark: u64,
+    /// Congestion-control LP fields to carry.
+    pub cc: CcFields,
     /// When it entered the queue (sojourn time for AQM).
     pub enqueued_at: Timestamp,
     /// The face the packet came from (IncomingFaceId towards local-fields
@@ -141,6 +144,12 @@ pub struct EgressQueues {
     data_turn: bool,
     /// Shaper-imposed hold on the Interest queue.
     pub(crate) interest_hold_until: Timestamp,
+    /// Interests held by the CC hook for this face.
+    pub(crate) hook_queued: usize,
+    /// Earliest time the CC hook may release one.
+    pub(crate) hook_hold_until: Timestamp,
+    /// Queueing-delay statistics of packets leaving this face.
+    pub(crate) sojourn: SojournStats,
     pub(crate) shaper: Box<dyn InterestShaper>,
     pub(crate) aqm: Box<dyn DataAqm>,
 }
@@ -163,6 +172,9 @@ impl EgressQueues {
             limits,
             data_turn: true,
             interest_hold_until: Timestamp::ZERO,
+            hook_queued: 0,
+            hook_hold_until: Timestamp::ZERO,
+            sojourn: SojournStats::default(),
             shaper: Box::new(NoShaper),
             aqm: Box::new(NoAqm),
         }
@@ -170,7 +182,7 @@ impl EgressQueues {
 
     /// True when neither queue holds a packet.
     pub fn is_empty(&self) -> bool {
-        self.interests.is_empty() && self.data.is_empty()
+        self.interests.is_empty() && self.data.is_empty() && self.hook_queued == 0
     }
 
     /// Queues a packet, or says why it was refused.
@@ -213,57 +225,166 @@ impl EgressQueues {
 
     /// Earliest time a packet could leave, ignoring link pacing.
     pub fn next_eligible(&self) -> Option<Timestamp> {
-        match (self.data.is_empty(), self.interests.is_empty()) {
-            (false, _) => Some(Timestamp::ZERO),
-            (true, false) => Some(self.interest_hold_until),
-            (true, true) => None,
+        if !self.data.is_empty() {
+            return Some(Timestamp::ZERO);
+        }
+        let fifo = (!self.interests.is_empty()).then_some(self.interest_hold_until);
+        let hook = (self.hook_queued > 0).then_some(self.hook_hold_until);
+        match (fifo, hook) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
     /// Takes the next packet to send at `now` (round robin between the
-    /// Interest queue and the Data queue), consulting shaper and AQM.
-    pub fn dequeue(&mut self, now: Timestamp, view: &mut QueueView) -> Option<OutPacket> {
-        let mut interest_ok = !self.interests.is_empty() && self.interest_hold_until <= now;
-        if interest_ok {
+    /// Interest side, i.e. the FIFO or the CC hook's queue, and the Data
+    /// queue), consulting shaper, AQM and the CC hook.
+    pub fn dequeue(
+        &mut self,
+        now: Timestamp,
+        view: &mut QueueView,
+        hooks: &mut dyn CcHooks,
+    ) -> Option<OutPacket> {
+        let data_ok = !self.data.is_empty();
+        if !data_ok || !self.data_turn {
+            if let Some(pkt) = self.take_interest(now, view, hooks) {
+                self.data_turn = true;
+                return Some(pkt);
+            }
+        }
+        if !data_ok {
+            return None;
+        }
+        self.data_turn = false;
+        let mut pkt = self.data.pop_front()?;
+        view.stats.data_packets -= 1;
+        view.stats.data_bytes -= pkt.wire.len();
+        let sojourn = now.saturating_since(pkt.enqueued_at);
+        self.sojourn.record(sojourn);
+        if self.aqm.on_dequeue(now, sojourn, view) {
+            pkt.congestion_mark = pkt.congestion_mark.max(1);
+        }
+        hooks.data_dequeued(now, view.face, &mut pkt, sojourn, view);
+        Some(pkt)
+    }
+
+    /// The next Interest from the FIFO (shaper permitting) or the hook.
+    fn take_interest(
+        &mut self,
+        now: Timestamp,
+        view: &mut QueueView,
+        hooks: &mut dyn CcHooks,
+    ) -> Option<OutPacket> {
+        if !self.interests.is_empty() && self.interest_hold_until <= now {
+            let mut ok = true;
             if let Some(head) = self.interests.front() {
                 let t = self.shaper.release_time(now, head, view);
                 if t > now {
                     self.interest_hold_until = t;
-                    interest_ok = false;
+                    ok = false;
                 }
             }
-        }
-        let data_ok = !self.data.is_empty();
-        let take_data = match (data_ok, interest_ok) {
-            (false, false) => return None,
-            (true, false) => true,
-            (false, true) => false,
-            (true, true) => self.data_turn,
-        };
-        self.data_turn = !take_data;
-        if take_data {
-            let mut pkt = self.data.pop_front()?;
-            view.stats.data_packets -= 1;
-            view.stats.data_bytes -= pkt.wire.len();
-            let sojourn = now.saturating_since(pkt.enqueued_at);
-            if self.aqm.on_dequeue(now, sojourn, view) {
-                pkt.congestion_mark = pkt.congestion_mark.max(1);
+            if ok {
+                let pkt = self.interests.pop_front()?;
+                view.stats.interest_packets -= 1;
+                view.stats.interest_bytes -= pkt.wire.len();
+                self.shaper.on_interest_sent(now, pkt.wire.len(), view);
+                self.sojourn
+                    .record(now.saturating_since(pkt.enqueued_at));
+                return Some(pkt);
             }
-            Some(pkt)
-        } else {
-            let pkt = self.interests.pop_front()?;
-            view.stats.interest_packets -= 1;
-            view.stats.interest_bytes -= pkt.wire.len();
-            self.shaper.on_interest_sent(now, pkt.wire.len(), view);
-            Some(pkt)
+        }
+        if self.hook_queued == 0 || self.hook_hold_until > now {
+            return None;
+        }
+        match hooks.dequeue_interest(now, view.face) {
+            HookDequeue::Item(pkt) => {
+                self.hook_queued = self.hook_queued.saturating_sub(1);
+                self.sojourn
+                    .record(now.saturating_since(pkt.enqueued_at));
+                self.shaper.on_interest_sent(now, pkt.wire.len(), view);
+                Some(pkt)
+            }
+            HookDequeue::NotBefore(t) => {
+                self.hook_hold_until = t.max(now + Duration::from_nanos(1));
+                None
+            }
+            HookDequeue::Empty => {
+                self.hook_queued = 0;
+                None
+            }
         }
     }
 
     /// Drops everything (face removed); returns the number of packets.
     pub fn clear(&mut self) -> usize {
         let n = self.interests.len() + self.data.len();
+        self.hook_queued = 0;
         self.interests.clear();
         self.data.clear();
         n
+    }
+}
+
+/// Queueing delay of the packets leaving a face: the last value, the
+/// maximum and a log2 histogram (bucket i holds sojourns in [2^i, 2^(i+1))
+/// microseconds) from which percentiles are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SojournStats {
+    /// Sojourn of the last packet, ns.
+    pub last_ns: u64,
+    /// Largest sojourn seen, ns.
+    pub max_ns: u64,
+    /// Packets per log2-microsecond bucket.
+    pub hist: [u64; 24],
+}
+
+impl SojournStats {
+    /// Adds one packet's sojourn.
+    pub fn record(&mut self, d: Duration) {
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.last_ns = ns;
+        self.max_ns = self.max_ns.max(ns);
+        let us = ns / 1000;
+        let b = (64 - us.leading_zeros() as usize).min(self.hist.len() - 1);
+        self.hist[b] += 1;
+    }
+
+    /// Packets recorded.
+    pub fn count(&self) -> u64 {
+        self.hist.iter().sum()
+    }
+
+    /// Upper edge of the bucket holding quantile `q` (0..=1), ns; 0 when
+    /// nothing was recorded. An over-estimate by at most a factor of two.
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        let n = self.count();
+        if n == 0 {
+            return 0;
+        }
+        let want = ((n as f64) * q.clamp(0.0, 1.0)).ceil().max(1.0) as u64;
+        let mut acc = 0;
+        for (i, c) in self.hist.iter().enumerate() {
+            acc += c;
+            if acc >= want {
+                let edge_us = if i == 0 { 1 } else { 1u64 << i };
+                return (edge_us * 1000).min(self.max_ns.max(1));
+            }
+        }
+        self.max_ns
+    }
+
+    /// The 95th percentile, ns.
+    pub fn p95_ns(&self) -> u64 {
+        self.quantile_ns(0.95)
+    }
+
+    /// Difference of two snapshots (`self` later than `earlier`).
+    pub fn since(&self, earlier: &SojournStats) -> SojournStats {
+        let mut out = *self;
+        for (o, e) in out.hist.iter_mut().zip(earlier.hist.iter()) {
+            *o = o.saturating_sub(*e);
+        }
+        out
     }
 }

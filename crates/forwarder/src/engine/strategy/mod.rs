@@ -18,6 +18,9 @@ use cc_core::{Duration, Timestamp};
 use icn_tlv::{NackReason, Name};
 use rand::rngs::SmallRng;
 
+use icn_tlv::CcFields;
+
+use super::cc_hooks::{CcHooks, IncomingLp};
 use super::face::{FaceId, FaceInfo, FaceScope, LinkType};
 use super::fib::NextHop;
 use super::pit::PitEntry;
@@ -103,6 +106,20 @@ pub enum Action {
         /// Downstream face.
         face: FaceId,
     },
+    /// Forward with these CC fields instead of the incoming Interest's.
+    ForwardCc {
+        /// Upstream face.
+        face: FaceId,
+        /// CC fields of the outgoing Interest.
+        cc: Box<CcFields>,
+    },
+    /// Send the Data with these CC fields instead of the incoming ones.
+    SendDataCc {
+        /// Downstream face.
+        face: FaceId,
+        /// CC fields of the outgoing Data.
+        cc: Box<CcFields>,
+    },
     /// Give up on the PIT entry now (delete it).
     Reject,
 }
@@ -140,6 +157,11 @@ pub struct StrategyCtx<'a> {
     pub scope: NameScope,
     /// Decisions to apply.
     pub actions: &'a mut Vec<Action>,
+    /// The engine's congestion-control hooks (scheme state shared with the
+    /// per-face machinery; downcast with `as_any_mut`).
+    pub cc: &'a mut dyn CcHooks,
+    /// LP header facts of the packet being processed.
+    pub lp: IncomingLp,
 }
 
 impl StrategyCtx<'_> {
@@ -329,6 +351,9 @@ impl RetxSuppression {
 
 /// Creates a strategy instance from its (possibly versioned) name.
 pub type StrategyFactory = fn(&StrategyName) -> Option<Box<dyn Strategy>>;
+
+/// A strategy factory that may capture state (scheme parameters).
+pub type StrategyBuilder = Box<dyn Fn(&StrategyName) -> Option<Box<dyn Strategy>> + Send>;
 
 /// The built-in strategies: best-route (v5) and multicast (v4).
 pub fn builtin_factory(name: &StrategyName) -> Option<Box<dyn Strategy>> {

@@ -1,0 +1,321 @@
+//! The `[cc]` configuration table: scheme and per-scheme parameters, with
+//! the papers' defaults. Durations are integers in milliseconds so that the
+//! TOML stays readable; they are mapped onto cc-core's configs here.
+
+use cc_core::Duration;
+use serde::Deserialize;
+
+/// Which congestion-control scheme the forwarder runs by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CcScheme {
+    /// No congestion control (best-route, no marks, no stamping).
+    #[default]
+    None,
+    /// PCON: CoDel marking + PCON split strategy.
+    Pcon,
+    /// RCP: per-face explicit rate stamped into Data.
+    Rcp,
+    /// MIRCC: dual-class RCP with Interest shaper and multipath steering.
+    Mircc,
+    /// CCC: pace objectives/constraints and queue supervision.
+    Ccc,
+    /// WinCM: multi-congestion marking + UIN/UIW forwarding.
+    Wincm,
+    /// QSCCP: CDS scheduler tree, PECN target rates, adaptive forwarding.
+    Qsccp,
+}
+
+impl CcScheme {
+    /// Every scheme that has engine machinery.
+    pub const ALL: [CcScheme; 6] = [
+        CcScheme::Pcon,
+        CcScheme::Rcp,
+        CcScheme::Mircc,
+        CcScheme::Ccc,
+        CcScheme::Wincm,
+        CcScheme::Qsccp,
+    ];
+
+    /// The config/CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CcScheme::None => "none",
+            CcScheme::Pcon => "pcon",
+            CcScheme::Rcp => "rcp",
+            CcScheme::Mircc => "mircc",
+            CcScheme::Ccc => "ccc",
+            CcScheme::Wincm => "wincm",
+            CcScheme::Qsccp => "qsccp",
+        }
+    }
+
+    /// Bit in the enabled-schemes mask.
+    pub(crate) fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// `[cc]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcConfig {
+    /// Default scheme for every prefix (`[[strategy]]` overrides per prefix).
+    pub scheme: CcScheme,
+    /// Control period T (RCP/MIRCC rate update, QSCCP PECN period, CCC
+    /// supervision period), ms.
+    pub period_ms: u64,
+    /// `[cc.rcp]`.
+    pub rcp: RcpParams,
+    /// `[cc.mircc]`.
+    pub mircc: MirccParams,
+    /// `[cc.pcon]`.
+    pub pcon: PconParams,
+    /// `[cc.wincm]`.
+    pub wincm: WincmParams,
+    /// `[cc.qsccp]`.
+    pub qsccp: QsccpParams,
+    /// `[cc.ccc]`.
+    pub ccc: CccParams,
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig {
+            scheme: CcScheme::None,
+            period_ms: 100,
+            rcp: RcpParams::default(),
+            mircc: MirccParams::default(),
+            pcon: PconParams::default(),
+            wincm: WincmParams::default(),
+            qsccp: QsccpParams::default(),
+            ccc: CccParams::default(),
+        }
+    }
+}
+
+impl CcConfig {
+    /// The control period T.
+    pub fn period(&self) -> Duration {
+        Duration::from_millis(self.period_ms.max(1))
+    }
+
+    /// Checks ranges; returns the offending key and why.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let bad = |k: &str, why: &str| Err((format!("cc.{k}"), why.to_owned()));
+        if self.period_ms == 0 || self.period_ms > 10_000 {
+            return bad("period_ms", "must be within 1..=10000");
+        }
+        for (k, v) in [
+            ("rcp.eta", self.rcp.eta),
+            ("mircc.eta", self.mircc.eta),
+            ("qsccp.eta", self.qsccp.eta),
+            ("qsccp.ef_cap_fraction", self.qsccp.ef_cap_fraction),
+            ("ccc.reduction", self.ccc.reduction),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                return bad(k, "must be within (0, 1]");
+            }
+        }
+        if self.wincm.d <= 1.0 {
+            return bad("wincm.d", "must be > 1");
+        }
+        if self.mircc.shaper_queue == 0 {
+            return bad("mircc.shaper_queue", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// `[cc.rcp]`: RCP eq. 1 gains (MIRCC's adaptation, algorithms.md §6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RcpParams {
+    /// α.
+    pub alpha: f64,
+    /// β.
+    pub beta: f64,
+    /// Target utilisation η.
+    pub eta: f64,
+}
+
+impl Default for RcpParams {
+    fn default() -> Self {
+        let d = cc_core::rcp::RcpConfig::default();
+        RcpParams {
+            alpha: d.alpha,
+            beta: d.beta,
+            eta: d.eta,
+        }
+    }
+}
+
+/// `[cc.mircc]`: MIRCC §3-4 parameters and the Interest shaper.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MirccParams {
+    /// β' (0.1).
+    pub beta_prime: f64,
+    /// EWMA α of base/excess (0.5).
+    pub ewma_alpha: f64,
+    /// Target utilisation η (0.95).
+    pub eta: f64,
+    /// Interests the per-face shaper may hold (shared with RCP).
+    pub shaper_queue: usize,
+    /// Share of the Data-direction capacity the shaper books.
+    pub data_share: f64,
+}
+
+impl Default for MirccParams {
+    fn default() -> Self {
+        let d = cc_core::mircc::MirccConfig::default();
+        let s = cc_core::mircc::ShaperConfig::default();
+        MirccParams {
+            beta_prime: d.beta_min,
+            ewma_alpha: d.ewma_alpha,
+            eta: d.eta,
+            shaper_queue: s.max_queue,
+            data_share: s.data_share,
+        }
+    }
+}
+
+/// `[cc.pcon]`: CoDel marking and the PCON split.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PconParams {
+    /// CoDel target, ms (5).
+    pub target_ms: u64,
+    /// CoDel interval, ms (100).
+    pub interval_ms: u64,
+    /// Share moved away from a face per mark (0.02).
+    pub change_per_mark: f64,
+    /// Probability of probing the other next hops (0.001).
+    pub probing_probability: f64,
+}
+
+impl Default for PconParams {
+    fn default() -> Self {
+        let p = cc_core::pcon::PconConfig::default();
+        PconParams {
+            target_ms: 5,
+            interval_ms: 100,
+            change_per_mark: p.change_per_mark,
+            probing_probability: p.probing_probability,
+        }
+    }
+}
+
+/// `[cc.wincm]`: multi-marking CoDel and UIN/UIW forwarding.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WincmParams {
+    /// CoDel target, ms (5).
+    pub target_ms: u64,
+    /// CoDel interval, ms (100).
+    pub interval_ms: u64,
+    /// UIW decrease per marked Data (1.5).
+    pub d: f64,
+}
+
+impl Default for WincmParams {
+    fn default() -> Self {
+        WincmParams {
+            target_ms: 5,
+            interval_ms: 100,
+            d: cc_core::wincm::UiwConfig::default().d,
+        }
+    }
+}
+
+/// `[cc.qsccp]`: CDS scheduler, PECN and multipath feedback.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QsccpParams {
+    /// Target utilisation η (0.99).
+    pub eta: f64,
+    /// δ_EF: share of the link EF may use (0.3).
+    pub ef_cap_fraction: f64,
+    /// δ of CS7 and CS6 (0.2 each).
+    pub cs7_cap_fraction: f64,
+    /// δ of CS6.
+    pub cs6_cap_fraction: f64,
+    /// ω of AF4, AF3, AF2, AF1, BE (5:4:3:2:1).
+    pub class_weights: [f64; 5],
+    /// Interests queued per flow (20).
+    pub flow_queue_capacity: u32,
+    /// κ: offered/target ratio counted as greedy (1.2).
+    pub kappa: f64,
+    /// λ: periods over κ before a flow is penalised (10).
+    pub lambda: u8,
+    /// φ of a penalised flow (0.5).
+    pub phi_penalty: f64,
+    /// Share of Interests sent to a random next hop (0.01).
+    pub probe_probability: f64,
+    /// u of an upstream face without feedback yet, bit/s (2 Mb/s).
+    pub default_upstream_bps: f64,
+}
+
+impl Default for QsccpParams {
+    fn default() -> Self {
+        let c = cc_core::qsccp::QsccpConfig::default();
+        let m = cc_core::qsccp::MultipathConfig::default();
+        QsccpParams {
+            eta: c.eta,
+            ef_cap_fraction: c.delta[2],
+            cs7_cap_fraction: c.delta[0],
+            cs6_cap_fraction: c.delta[1],
+            class_weights: c.omega,
+            flow_queue_capacity: c.flow_queue_capacity,
+            kappa: c.kappa,
+            lambda: c.lambda,
+            phi_penalty: c.phi_penalty,
+            probe_probability: m.probe_probability,
+            default_upstream_bps: m.default_upstream_bps,
+        }
+    }
+}
+
+/// `[cc.ccc]`: queue supervision.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CccParams {
+    /// Supervision period τ, ms (0 = `period_ms`).
+    pub supervision_ms: u64,
+    /// Pace reduction factor of Algorithm 5 (0.9).
+    pub reduction: f64,
+    /// Data size assumed before a flow's first Data, bytes (8400).
+    pub default_data_size_bytes: u32,
+}
+
+impl Default for CccParams {
+    fn default() -> Self {
+        CccParams {
+            supervision_ms: 0,
+            reduction: 0.9,
+            default_data_size_bytes: 8400,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_keys_and_rejects_unknown_ones() {
+        let c: CcConfig = toml::from_str(
+            "scheme = \"mircc\"\nperiod_ms = 50\n[mircc]\nbeta_prime = 0.2\n[qsccp]\nef_cap_fraction = 0.1\neta = 0.99\n[pcon]\ntarget_ms = 10\ninterval_ms = 200\n",
+        )
+        .unwrap();
+        assert_eq!(c.scheme, CcScheme::Mircc);
+        assert_eq!(c.period(), Duration::from_millis(50));
+        assert_eq!(c.mircc.beta_prime, 0.2);
+        assert_eq!(c.pcon.interval_ms, 200);
+        assert!(c.validate().is_ok());
+        assert!(toml::from_str::<CcConfig>("[mircc]\nbeta = 1\n").is_err());
+        assert!(toml::from_str::<CcConfig>("scheme = \"reno\"\n").is_err());
+        let bad: CcConfig = toml::from_str("[qsccp]\nef_cap_fraction = 1.5\n").unwrap();
+        assert_eq!(bad.validate().unwrap_err().0, "cc.qsccp.ef_cap_fraction");
+    }
+}

@@ -1,0 +1,308 @@
+//! The engine hook of every scheme: per-face machinery built from cc-core
+//! (CoDel and WinCM markers on the Data queue, the RCP/MIRCC rate law and
+//! Interest shaper, the QSCCP scheduler tree) and the stamping rules of
+//! each scheme's headers. A forwarder only touches the headers of the
+//! schemes it runs; everything else passes through unchanged.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use cc_core::codel::{CodelConfig, CodelMarker};
+use cc_core::qsccp::{CdsScheduler, Dequeue};
+use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig};
+use cc_core::{Duration, Timestamp};
+use icn_tlv::CcFields;
+
+use super::config::{CcConfig, CcScheme};
+use super::qsccp::{class_of, flow_prefix_of, qsccp_config};
+use super::rate::RateFace;
+use crate::engine::{
+    CcFaceStatus, CcHooks, FaceId, FaceParams, HookDequeue, InterestAdmission, OutPacket,
+    PacketKind, QueueView,
+};
+
+/// Per-face machinery; each part exists only when its scheme is enabled.
+pub(crate) struct FaceCc {
+    pub(crate) capacity_bps: Option<u64>,
+    pub(crate) local: bool,
+    pub(crate) rate: Option<RateFace>,
+    codel: Option<CodelMarker>,
+    multimark: Option<MultiMarkCodel>,
+    pub(crate) cds: Option<CdsScheduler<OutPacket>>,
+    pub(crate) cds_rejected: u64,
+    /// CCC: Data/Nack drops on this face since the last supervision.
+    pub(crate) data_drops: u64,
+}
+
+/// The forwarder-wide hook object of the `cc` module.
+pub struct SchemeHooks {
+    pub(crate) cfg: CcConfig,
+    /// Schemes enabled so far (default scheme + strategies instantiated).
+    enabled: Arc<AtomicU32>,
+    pub(crate) faces: BTreeMap<FaceId, FaceCc>,
+    /// Node id folded into MIRCC path ids.
+    node_id: u64,
+    seed: u64,
+}
+
+impl SchemeHooks {
+    pub(crate) fn new(cfg: CcConfig, enabled: Arc<AtomicU32>, seed: u64) -> Self {
+        SchemeHooks {
+            cfg,
+            enabled,
+            faces: BTreeMap::new(),
+            node_id: seed ^ 0x6d69_7263_635f_6e6f,
+            seed,
+        }
+    }
+
+    fn on(&self, s: CcScheme) -> bool {
+        self.enabled.load(Ordering::Relaxed) & s.bit() != 0
+    }
+
+    /// Builds the parts of `face` for every enabled scheme not built yet.
+    fn ensure(&mut self, now: Timestamp, face: FaceId) -> Option<&mut FaceCc> {
+        let (pcon, wincm, qsccp) = (
+            self.on(CcScheme::Pcon),
+            self.on(CcScheme::Wincm),
+            self.on(CcScheme::Qsccp),
+        );
+        let rate_kind = if self.on(CcScheme::Mircc) {
+            Some(CcScheme::Mircc)
+        } else if self.on(CcScheme::Rcp) {
+            Some(CcScheme::Rcp)
+        } else {
+            None
+        };
+        let cfg = &self.cfg;
+        let seed = self.seed ^ face.0;
+        let f = self.faces.get_mut(&face)?;
+        // Rate laws and schedulers need a capacity; local (application)
+        // faces are never the bottleneck and carry no shaping.
+        let cap = f.capacity_bps.filter(|c| *c > 0 && !f.local);
+        if pcon && f.codel.is_none() {
+            f.codel = Some(CodelMarker::new(CodelConfig {
+                target: Duration::from_millis(cfg.pcon.target_ms),
+                interval: Duration::from_millis(cfg.pcon.interval_ms.max(1)),
+                ..CodelConfig::default()
+            }));
+        }
+        if wincm && f.multimark.is_none() {
+            f.multimark = Some(MultiMarkCodel::new(MultiMarkConfig {
+                target: Duration::from_millis(cfg.wincm.target_ms),
+                interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
+            }));
+        }
+        if let (Some(kind), Some(c), None) = (rate_kind, cap, &f.rate) {
+            f.rate = Some(RateFace::new(kind, cfg, c as f64, now));
+        }
+        if let (true, Some(c), None) = (qsccp, cap, &f.cds) {
+            f.cds = Some(CdsScheduler::new(qsccp_config(cfg, c), now, seed));
+        }
+        Some(f)
+    }
+}
+
+impl CcHooks for SchemeHooks {
+    fn as_any_mut(&mut self) -> &mut dyn core::any::Any {
+        self
+    }
+
+    fn face_added(&mut self, now: Timestamp, face: FaceId, params: &FaceParams) {
+        self.faces.insert(
+            face,
+            FaceCc {
+                capacity_bps: params.capacity_bps,
+                local: params.is_local(),
+                rate: None,
+                codel: None,
+                multimark: None,
+                cds: None,
+                cds_rejected: 0,
+                data_drops: 0,
+            },
+        );
+        self.ensure(now, face);
+    }
+
+    fn face_removed(&mut self, face: FaceId) -> usize {
+        self.faces.remove(&face).map_or(0, |f| {
+            f.rate.map_or(0, |r| r.queued()) + f.cds.map_or(0, |c| c.len())
+        })
+    }
+
+    fn capacity_changed(&mut self, face: FaceId, capacity_bps: Option<u64>) {
+        if let Some(f) = self.faces.get_mut(&face) {
+            f.capacity_bps = capacity_bps;
+            if let (Some(r), Some(c)) = (f.rate.as_mut(), capacity_bps) {
+                r.set_capacity(c as f64);
+            }
+        }
+    }
+
+    fn interest_received(&mut self, now: Timestamp, face: FaceId, cc: &CcFields, wire_len: usize) {
+        let _ = cc;
+        if let Some(cds) = self.faces.get_mut(&face).and_then(|f| f.cds.as_mut()) {
+            cds.on_interest_received(now, wire_len);
+        }
+    }
+
+    fn admit_interest(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        pkt: OutPacket,
+        view: &QueueView,
+    ) -> InterestAdmission {
+        let _ = view;
+        let Some(f) = self.ensure(now, face) else {
+            return InterestAdmission::Fifo(pkt);
+        };
+        if let Some(cds) = f.cds.as_mut() {
+            let class = class_of(&pkt.cc);
+            let prefix = flow_prefix_of(&pkt.wire);
+            let size_bits = pkt
+                .cc
+                .flow_data_size_bytes
+                .map(|b| u32::try_from(b.saturating_mul(8)).unwrap_or(u32::MAX));
+            return match cds.enqueue(now, class, prefix, size_bits, pkt) {
+                Ok(()) => InterestAdmission::Queued,
+                Err(rej) => {
+                    f.cds_rejected += 1;
+                    let mut cc = CcFields::default();
+                    if let Some(r) = cds.flow_rate_bps(class, prefix) {
+                        cc.target_rate_bps = Some(r.max(0.0) as u64);
+                    }
+                    InterestAdmission::Rejected { pkt: rej.item, cc }
+                }
+            };
+        }
+        match f.rate.as_mut() {
+            Some(r) => r.admit(now, pkt),
+            None => InterestAdmission::Fifo(pkt),
+        }
+    }
+
+    fn dequeue_interest(&mut self, now: Timestamp, face: FaceId) -> HookDequeue {
+        let Some(f) = self.faces.get_mut(&face) else {
+            return HookDequeue::Empty;
+        };
+        if let Some(cds) = f.cds.as_mut() {
+            return match cds.dequeue(now) {
+                Dequeue::Item(s) => {
+                    let mut pkt = s.item;
+                    if let Some(r) = s.target_rate_bps {
+                        let r = r.max(0.0) as u64;
+                        pkt.cc.downstream_rate_bps =
+                            Some(pkt.cc.downstream_rate_bps.map_or(r, |d| d.min(r)));
+                    }
+                    HookDequeue::Item(pkt)
+                }
+                Dequeue::NotBefore(t) => HookDequeue::NotBefore(t),
+                Dequeue::Empty => HookDequeue::Empty,
+            };
+        }
+        match f.rate.as_mut() {
+            Some(r) => r.dequeue(now),
+            None => HookDequeue::Empty,
+        }
+    }
+
+    fn data_received(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        cc: &mut CcFields,
+        mark: &mut u64,
+        data_bytes: usize,
+        rtt: Option<Duration>,
+    ) {
+        let _ = mark;
+        let node = self.node_id;
+        if let Some(r) = self.faces.get_mut(&face).and_then(|f| f.rate.as_mut()) {
+            r.on_data(now, data_bytes, rtt);
+            r.stamp(cc, node, face.0);
+        }
+    }
+
+    fn nack_received(&mut self, now: Timestamp, face: FaceId, cc: &mut CcFields) {
+        let _ = now;
+        let node = self.node_id;
+        if let Some(r) = self.faces.get_mut(&face).and_then(|f| f.rate.as_ref()) {
+            if cc.primary_rate_bps.is_some() {
+                r.stamp(cc, node, face.0);
+            }
+        }
+    }
+
+    fn data_dequeued(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        pkt: &mut OutPacket,
+        sojourn: Duration,
+        view: &QueueView,
+    ) {
+        let Some(f) = self.faces.get_mut(&face) else {
+            return;
+        };
+        if pkt.kind != PacketKind::Data {
+            return;
+        }
+        if let Some(c) = f.codel.as_mut() {
+            if c.on_dequeue(now, sojourn, view.stats.data_bytes) {
+                pkt.congestion_mark = pkt.congestion_mark.max(1);
+            }
+        }
+        if let Some(m) = f.multimark.as_mut() {
+            // WinCM multi-congestion marking: each congested hop adds one.
+            if m.on_dequeue(now, sojourn) {
+                pkt.congestion_mark = pkt.congestion_mark.saturating_add(1);
+            }
+        }
+    }
+
+    fn data_dropped(&mut self, now: Timestamp, face: FaceId) {
+        let _ = now;
+        if let Some(f) = self.faces.get_mut(&face) {
+            f.data_drops += 1;
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        let mut t = None;
+        for f in self.faces.values() {
+            if let Some(r) = &f.rate {
+                let x = r.next_update();
+                t = Some(t.map_or(x, |y: Timestamp| y.min(x)));
+            }
+        }
+        t
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        for f in self.faces.values_mut() {
+            if let Some(r) = f.rate.as_mut() {
+                r.handle_timeout(now);
+            }
+            f.data_drops = 0;
+        }
+    }
+
+    fn status(&self, face: FaceId) -> CcFaceStatus {
+        let Some(f) = self.faces.get(&face) else {
+            return CcFaceStatus::default();
+        };
+        let mut s = CcFaceStatus::default();
+        if let Some(r) = &f.rate {
+            r.status(&mut s);
+        }
+        if let Some(c) = &f.cds {
+            s.queued_interests = c.len() as u64;
+            s.rejected_interests = f.cds_rejected;
+            s.target_rate_bps = Some(c.class_capacity_bps(cc_core::qsccp::ServiceClass::Be) as u64);
+        }
+        s
+    }
+}
