@@ -4,12 +4,13 @@
 //! `poll_transmit` yields wire bytes (a bare Interest, or an LpPacket when
 //! the scheme adds header fields), `handle_packet` takes whatever came back.
 
-use crate::pipeline::{NackKind, Pipeline, PipelineConfig, PipelineError};
+use crate::feedback::{data_feedback, nack_feedback, nack_kind};
+use crate::pipeline::{Pipeline, PipelineConfig, PipelineError};
 use crate::publisher::METADATA_KEYWORD;
-use crate::scheme::Tagger;
+use crate::scheme::Scheme;
 use crate::stats::FetchStats;
 use bytes::Bytes;
-use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, Timestamp};
+use cc_core::{Duration, Timestamp};
 use icn_tlv::{decode_packet, Component, Data, Interest, LpPacket, NackReason, Name, NetPacket};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -80,35 +81,15 @@ pub struct Fetcher {
     cfg: FetchConfig,
     probes: Vec<ProbeState>,
     versioned: Option<Name>,
-    pipeline: Pipeline,
-    tagger: Tagger,
+    pipeline: Pipeline<Scheme>,
     rng: StdRng,
     error: Option<FetchError>,
     packets_ignored: u64,
 }
 
-fn nack_kind(r: &NackReason) -> NackKind {
-    match r {
-        NackReason::Congestion => NackKind::Congestion,
-        NackReason::Duplicate => NackKind::Duplicate,
-        NackReason::NoRoute => NackKind::NoRoute,
-        NackReason::None => NackKind::Other(0),
-        NackReason::Other(c) => NackKind::Other(*c),
-    }
-}
-
-fn opt_f64(v: Option<u64>) -> Option<f64> {
-    v.map(|x| x as f64)
-}
-
 impl Fetcher {
-    /// Starts fetching `name` with `law`; `tagger` adds the scheme's Interest fields.
-    pub fn new(
-        name: Name,
-        cfg: FetchConfig,
-        law: Box<dyn ConsumerLaw + Send>,
-        tagger: Tagger,
-    ) -> Self {
+    /// Starts fetching `name` with the consumer side of `scheme`.
+    pub fn new(name: Name, cfg: FetchConfig, scheme: Scheme) -> Self {
         let rng = match cfg.seed {
             Some(s) => StdRng::seed_from_u64(s),
             None => StdRng::from_os_rng(),
@@ -128,12 +109,11 @@ impl Fetcher {
             }
         }
         Fetcher {
-            pipeline: Pipeline::new(cfg.pipeline.clone(), law),
+            pipeline: Pipeline::new(cfg.pipeline.clone(), scheme),
             name,
             cfg,
             probes,
             versioned,
-            tagger,
             rng,
             error: None,
             packets_ignored: 0,
@@ -146,8 +126,13 @@ impl Fetcher {
     }
 
     /// The pipeline (limit, RTT, counters).
-    pub fn pipeline(&self) -> &Pipeline {
+    pub fn pipeline(&self) -> &Pipeline<Scheme> {
         &self.pipeline
+    }
+
+    /// Next `--log-cwnd`/`--log-rtt` event (see [`PipelineConfig::log_events`]).
+    pub fn poll_log(&mut self) -> Option<crate::pipeline::LogEvent> {
+        self.pipeline.poll_log()
     }
 
     /// True once every segment arrived.
@@ -170,7 +155,7 @@ impl Fetcher {
     /// Counters, with the scheme and the name filled in.
     pub fn stats(&self) -> FetchStats {
         let mut s = self.pipeline.stats();
-        s.scheme = self.tagger.scheme_name().to_string();
+        s.scheme = self.pipeline.law().kind().name().to_string();
         s.name = self.versioned.as_ref().unwrap_or(&self.name).to_string();
         s
     }
@@ -209,8 +194,7 @@ impl Fetcher {
         i.nonce = Some(self.rng.random());
         i.lifetime = Some(self.lifetime());
         let wire = i.encode();
-        let limit = self.pipeline.limit();
-        match self.tagger.tag(now, req.segment, limit, &mut self.rng) {
+        match self.pipeline.law_mut().tag(req.segment, &mut self.rng) {
             None => Some(wire),
             Some(cc) => {
                 let lp = LpPacket {
@@ -285,21 +269,20 @@ impl Fetcher {
 
     /// One packet from the forwarder (bare TLV or LpPacket).
     pub fn handle_packet(&mut self, now: Timestamp, wire: Bytes) {
-        let size = wire.len();
         let Ok((lp, Some(pkt))) = decode_packet(wire) else {
             self.packets_ignored += 1;
             return;
         };
         match pkt {
-            NetPacket::Data(d) => self.on_data(now, &lp, d, size),
-            NetPacket::Interest(i) => match &lp.nack {
+            NetPacket::Data(d) => self.on_data(now, &lp, d),
+            NetPacket::Interest(i) => match lp.nack {
                 Some(reason) => self.on_nack(now, &lp, &i, reason),
                 None => self.packets_ignored += 1,
             },
         }
     }
 
-    fn on_data(&mut self, now: Timestamp, lp: &LpPacket, d: Data, size: usize) {
+    fn on_data(&mut self, now: Timestamp, lp: &LpPacket, d: Data) {
         let Some(versioned) = self.versioned.clone() else {
             return self.on_discovery_data(d);
         };
@@ -312,24 +295,15 @@ impl Fetcher {
             return;
         };
         let final_seg = d.meta.final_block_id.as_ref().and_then(|c| c.as_segment());
-        let cc = &lp.cc;
-        let fb = DataFeedback {
-            congestion_mark: lp.congestion_mark.unwrap_or(0),
-            data_size_bytes: u32::try_from(size).unwrap_or(u32::MAX),
-            primary_rate_bps: opt_f64(cc.primary_rate_bps),
-            secondary_rate_bps: opt_f64(cc.secondary_rate_bps),
-            path_id: cc.path_id,
-            pace_constraint_ips: self.tagger.pace_constraint(cc),
-            target_rate_bps: opt_f64(cc.target_rate_bps),
-            ..DataFeedback::default()
-        };
+        let size = d.wire().map_or(0, |w| w.len());
+        let reads = self.pipeline.law().reads();
+        let fb = data_feedback(&lp.cc, lp.congestion_mark, size, reads);
         tracing::debug!(
             segment = seg,
             mark = fb.congestion_mark,
             rto_ms = self.pipeline.rtt().rto().as_secs_f64() * 1e3,
             "received segment"
         );
-        self.tagger.on_data(now, seg, &fb, cc);
         self.pipeline
             .handle_data(now, seg, d.content, final_seg, fb);
     }
@@ -360,7 +334,7 @@ impl Fetcher {
         }
     }
 
-    fn on_nack(&mut self, now: Timestamp, lp: &LpPacket, i: &Interest, reason: &NackReason) {
+    fn on_nack(&mut self, now: Timestamp, lp: &LpPacket, i: &Interest, reason: NackReason) {
         let Some(versioned) = self.versioned.clone() else {
             if let Some(p) = self.probes.iter_mut().find(|p| p.name == i.name && !p.dead) {
                 p.dead = true;
@@ -377,12 +351,7 @@ impl Fetcher {
             return;
         };
         tracing::debug!(segment = seg, ?reason, "received Nack");
-        let fb = NackFeedback {
-            congestion: matches!(reason, NackReason::Congestion),
-            primary_rate_bps: opt_f64(lp.cc.primary_rate_bps),
-            secondary_rate_bps: opt_f64(lp.cc.secondary_rate_bps),
-            path_id: lp.cc.path_id,
-        };
+        let fb = nack_feedback(&lp.cc, reason, self.pipeline.law().reads());
         self.pipeline.handle_nack(now, seg, nack_kind(reason), fb);
     }
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::publisher::{Content, Publisher, PublisherConfig};
-use crate::scheme::{build, SchemeOptions};
+use crate::scheme::{Scheme, SchemeOptions};
 use cc_core::LawKind;
 
 fn publisher(len: usize) -> (Publisher, Vec<u8>) {
@@ -35,13 +35,12 @@ fn run(
         rate: Some(crate::RateSpec::InterestsPerSec(2000.0)),
         ..SchemeOptions::default()
     };
-    let (law, tagger) = build(&opts);
     let cfg = FetchConfig {
         discovery,
         seed: Some(3),
         ..FetchConfig::default()
     };
-    let mut f = Fetcher::new(name.parse().unwrap(), cfg, law, tagger);
+    let mut f = Fetcher::new(name.parse().unwrap(), cfg, Scheme::new(&opts));
     let mut now = Timestamp::ZERO;
     let mut out = Vec::new();
     let mut in_flight: Vec<(Timestamp, Bytes)> = Vec::new();
@@ -110,13 +109,16 @@ fn every_scheme_completes_under_loss_with_retransmissions() {
 #[test]
 fn missing_name_fails_discovery_after_retries() {
     let (mut p, _) = publisher(10);
-    let (law, tagger) = build(&SchemeOptions::default());
     let mut cfg = FetchConfig {
         seed: Some(1),
         ..FetchConfig::default()
     };
     cfg.pipeline.max_retries = Some(1);
-    let mut f = Fetcher::new("/nothing".parse().unwrap(), cfg, law, tagger);
+    let mut f = Fetcher::new(
+        "/nothing".parse().unwrap(),
+        cfg,
+        Scheme::new(&SchemeOptions::default()),
+    );
     let mut now = Timestamp::ZERO;
     for _ in 0..20 {
         while let Some(pkt) = f.poll_transmit(now) {
@@ -141,12 +143,10 @@ fn missing_name_fails_discovery_after_retries() {
 
 #[test]
 fn no_route_nack_on_a_segment_fails_the_fetch() {
-    let (law, tagger) = build(&SchemeOptions::default());
     let mut f = Fetcher::new(
         "/f/v=1".parse().unwrap(),
         FetchConfig::default(),
-        law,
-        tagger,
+        Scheme::new(&SchemeOptions::default()),
     );
     let now = Timestamp::ZERO;
     let pkt = f.poll_transmit(now).unwrap();

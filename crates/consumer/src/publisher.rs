@@ -6,37 +6,20 @@
 //! more RAM than the pages the kernel keeps. The publisher also answers
 //! version discovery: RDR metadata (`/<prefix>/32=metadata`) and
 //! CanBePrefix Interests for the unversioned prefix.
+//!
+//! The producer claims no rate: RCP/MIRCC rates, the CCC pace constraint and
+//! the QSCCP TargetRate are stamped by the forwarders on the way back, each
+//! taking the minimum with what the Data already carries, and a field left
+//! absent means "unlimited". A producer that stamped its own guess would
+//! only be right by accident.
 
+pub use crate::content::Content;
 use bytes::Bytes;
 use cc_core::Duration;
 use icn_tlv::{CcFields, Component, Data, Interest, LpPacket, MetaInfo, Name};
-use memmap2::Mmap;
-use std::sync::Arc;
 
 /// RDR keyword component (`32=metadata`).
 pub const METADATA_KEYWORD: &[u8] = b"metadata";
-
-/// Where the published bytes live.
-#[derive(Clone)]
-pub enum Content {
-    Memory(Bytes),
-    Mapped(Arc<Mmap>),
-}
-
-impl Content {
-    fn len(&self) -> u64 {
-        match self {
-            Content::Memory(b) => b.len() as u64,
-            Content::Mapped(m) => m.len() as u64,
-        }
-    }
-    fn slice(&self, start: usize, end: usize) -> Bytes {
-        match self {
-            Content::Memory(b) => b.slice(start..end),
-            Content::Mapped(m) => Bytes::copy_from_slice(&m[start..end]),
-        }
-    }
-}
 
 /// Publisher knobs.
 #[derive(Debug, Clone, Copy)]
@@ -49,10 +32,6 @@ pub struct PublisherConfig {
     pub metadata_freshness: Duration,
     /// Version component value (ms since the Unix epoch, as ndnserve).
     pub version: u64,
-    /// MaxRate the producer stamps into Data answering Interests that carried
-    /// congestion-control fields (MIRCC/RCP rates, QSCCP TargetRate, CCC
-    /// constraint); forwarders lower it on the way back.
-    pub max_rate_bps: u64,
 }
 
 impl Default for PublisherConfig {
@@ -62,7 +41,6 @@ impl Default for PublisherConfig {
             freshness: Duration::from_secs(10),
             metadata_freshness: Duration::from_millis(10),
             version: 0,
-            max_rate_bps: 10_000_000_000,
         }
     }
 }
@@ -175,31 +153,20 @@ impl Publisher {
         out
     }
 
-    /// Answers an Interest that arrived with LP header fields `cc`. When the
-    /// consumer runs a rate scheme (any scheme field set), the Data goes out
-    /// in an LpPacket stamped with the producer's initial values, which the
-    /// forwarders then lower: Rp = Rs = MaxRate, TargetRate = min(MaxRate,
-    /// DownstreamRate), CCC constraint = MaxRate / Data size, class echoed.
+    /// Answers an Interest that arrived with LP header fields `cc`. No rate
+    /// is claimed (see the module doc). Only facts go back: the QSCCP
+    /// service class is echoed (forwarders class the Data by it), and when
+    /// the Interest announced a Data size the Data states its real one.
     pub fn handle_interest_cc(&mut self, interest: &Interest, cc: &CcFields) -> Option<Bytes> {
         let data = self.handle_interest(interest)?;
-        if *cc == CcFields::default() {
-            return Some(data);
-        }
-        let max = self.cfg.max_rate_bps;
-        let size_bits = (data.len() as u64).max(1) * 8;
         let stamped = CcFields {
-            primary_rate_bps: Some(max),
-            secondary_rate_bps: Some(max),
-            steering_hint: cc.steering_hint,
-            pace_constraint_milli_ips: cc
-                .pace_objective_milli_ips
-                .map(|_| max.saturating_mul(1000) / size_bits),
             service_class: cc.service_class,
-            target_rate_bps: cc
-                .service_class
-                .map(|_| cc.downstream_rate_bps.map_or(max, |d| d.min(max))),
+            flow_data_size_bytes: cc.flow_data_size_bytes.map(|_| data.len() as u64),
             ..CcFields::default()
         };
+        if stamped.is_empty() {
+            return Some(data);
+        }
         Some(
             LpPacket {
                 cc: stamped,

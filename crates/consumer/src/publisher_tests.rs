@@ -1,6 +1,7 @@
 //! Publisher tests: segmentation, signatures, discovery answers.
 
 use super::*;
+use std::sync::Arc;
 
 fn publisher(len: usize, seg: usize) -> (Publisher, Bytes) {
     let body: Bytes = (0..len)
@@ -100,17 +101,41 @@ fn mapped_file_serves_the_same_bytes() {
 }
 
 #[test]
-fn rate_scheme_interests_get_stamped_replies() {
+fn producer_claims_no_rate_and_echoes_only_facts() {
     let (mut p, _) = publisher(10, 1000);
     let i = interest("/a/b/v=7/seg=0", false);
+    // RCP/MIRCC and CCC Interests: bare Data, nothing stamped.
+    for cc in [
+        CcFields {
+            traffic_class: Some(icn_tlv::TrafficClass::Primary),
+            steering_hint: Some(12345),
+            ..CcFields::default()
+        },
+        CcFields {
+            pace_objective_milli_ips: Some(5_000_000),
+            ..CcFields::default()
+        },
+    ] {
+        let wire = p.handle_interest_cc(&i, &cc).unwrap();
+        let lp = LpPacket::decode(wire.clone()).unwrap();
+        assert!(lp.cc.is_empty(), "{:?}", lp.cc);
+        assert!(Data::decode(wire).is_ok(), "bare Data");
+    }
+    // QSCCP: class and Data size echoed, TargetRate left to the forwarders.
     let cc = CcFields {
-        traffic_class: Some(icn_tlv::TrafficClass::Primary),
+        service_class: Some(icn_tlv::ServiceClass::Ef),
+        downstream_rate_bps: Some(u64::MAX),
+        flow_data_size_bytes: Some(8100),
         ..CcFields::default()
     };
     let wire = p.handle_interest_cc(&i, &cc).unwrap();
     let lp = LpPacket::decode(wire).unwrap();
-    assert_eq!(lp.cc.primary_rate_bps, Some(10_000_000_000));
-    assert!(lp.fragment.is_some());
+    let data_len = lp.fragment.as_ref().unwrap().len() as u64;
+    assert_eq!(lp.cc.service_class, Some(icn_tlv::ServiceClass::Ef));
+    assert_eq!(lp.cc.flow_data_size_bytes, Some(data_len));
+    assert_eq!(lp.cc.target_rate_bps, None);
+    assert_eq!(lp.cc.primary_rate_bps, None);
+    assert_eq!(lp.cc.pace_constraint_milli_ips, None);
     let plain = p.handle_interest_cc(&i, &CcFields::default()).unwrap();
     assert!(Data::decode(plain).is_ok());
 }

@@ -1,5 +1,4 @@
-//! Rate arguments (`--rate 10Mbps`, `--rate 1200pps`) and the Data-size
-//! average that deflates bit rates into Interest rates.
+//! Rate arguments (`--rate 10Mbps`, `--rate 1200pps`) and their display.
 
 use core::fmt;
 use core::str::FromStr;
@@ -74,35 +73,6 @@ pub fn format_bit_rate(mut bps: f64) -> String {
     format!("{bps:.6} {}", UNITS[i])
 }
 
-/// Exponentially weighted average of received Data sizes (gain 1/8), used to
-/// turn bit rates into Interest rates when the Data size is not known a priori.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SizeEwma {
-    avg_bytes: Option<f64>,
-    default_bytes: f64,
-}
-
-impl SizeEwma {
-    /// `default_bytes` is used until the first Data arrives.
-    pub fn new(default_bytes: f64) -> Self {
-        SizeEwma {
-            avg_bytes: None,
-            default_bytes,
-        }
-    }
-    /// Folds in one Data size.
-    pub fn add(&mut self, bytes: f64) {
-        self.avg_bytes = Some(match self.avg_bytes {
-            None => bytes,
-            Some(a) => a + (bytes - a) / 8.0,
-        });
-    }
-    /// The current average (or the default before any sample).
-    pub fn get(&self) -> f64 {
-        self.avg_bytes.unwrap_or(self.default_bytes)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,15 +100,5 @@ mod tests {
     fn formats_like_ndnget() {
         assert_eq!(format_bit_rate(1.5e6), "1.500000 Mbit/s");
         assert_eq!(format_bit_rate(12.0), "12.000000 bit/s");
-    }
-
-    #[test]
-    fn size_ewma_starts_at_first_sample() {
-        let mut e = SizeEwma::new(8800.0);
-        assert_eq!(e.get(), 8800.0);
-        e.add(1000.0);
-        assert_eq!(e.get(), 1000.0);
-        e.add(1800.0);
-        assert_eq!(e.get(), 1100.0);
     }
 }

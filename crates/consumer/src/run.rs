@@ -1,6 +1,7 @@
 //! The tokio shells that drive [`Fetcher`] and [`Publisher`] over a [`Face`].
 
 use crate::fetch::{FetchError, Fetcher};
+use crate::logs::FetchLogs;
 use crate::mgmt::{self, CommandSigning, ControlResponse};
 use crate::publisher::Publisher;
 use crate::stats::FetchStats;
@@ -49,12 +50,14 @@ impl Default for Clock {
 /// Called about every 200 ms with the fetcher, for progress display.
 pub type Progress<'a> = &'a mut dyn FnMut(&Fetcher, bool);
 
-/// Runs a fetch to completion, writing content in order to `out`.
+/// Runs a fetch to completion, writing content in order to `out` and the
+/// pipeline's log events to `logs`.
 pub async fn fetch(
     face: &mut Face,
     fetcher: &mut Fetcher,
     out: &mut dyn Write,
     progress: Option<Progress<'_>>,
+    logs: &mut FetchLogs,
 ) -> Result<FetchStats, RunError> {
     let clock = Clock::new();
     let sender = face.sender();
@@ -79,6 +82,9 @@ pub async fn fetch(
         while let Some(c) = fetcher.poll_output() {
             out.write_all(&c)?;
         }
+        while let Some(e) = fetcher.poll_log() {
+            logs.write(&e)?;
+        }
         if let Some(p) = progress.as_mut() {
             if last_progress.elapsed().as_millis() >= 200 || fetcher.is_done() {
                 last_progress = Instant::now();
@@ -87,10 +93,12 @@ pub async fn fetch(
         }
         if let Some(e) = fetcher.error() {
             fetcher.finish_timing(clock.now());
+            logs.flush()?;
             return Err(e.into());
         }
         if fetcher.is_done() {
             out.flush()?;
+            logs.flush()?;
             return Ok(fetcher.stats());
         }
         let deadline = fetcher.poll_timeout();

@@ -34,6 +34,47 @@ pub struct Sample {
     pub retransmissions: u64,
 }
 
+/// Min/avg/max of the RTT samples, for the summary (the RFC 6298 estimator
+/// keeps only smoothed values).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RttSummary {
+    min_s: f64,
+    max_s: f64,
+    sum_s: f64,
+    samples: u64,
+}
+
+impl RttSummary {
+    /// Folds in one sample.
+    pub fn add(&mut self, rtt: Duration) {
+        let r = rtt.as_secs_f64();
+        self.min_s = if self.samples == 0 {
+            r
+        } else {
+            self.min_s.min(r)
+        };
+        self.max_s = self.max_s.max(r);
+        self.sum_s += r;
+        self.samples += 1;
+    }
+
+    /// (min, avg, max), `None` before the first sample.
+    pub fn min_avg_max(&self) -> Option<(Duration, Duration, Duration)> {
+        (self.samples > 0).then(|| {
+            (
+                Duration::from_secs_f64(self.min_s),
+                Duration::from_secs_f64(self.sum_s / self.samples as f64),
+                Duration::from_secs_f64(self.max_s),
+            )
+        })
+    }
+
+    /// Number of samples.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+}
+
 /// Counters of one fetch.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FetchStats {
@@ -174,6 +215,22 @@ mod tests {
         assert!(s.contains("Goodput: 4.000000 Mbit/s"));
         assert!(s.contains("Retransmitted segments: 5 ("));
         assert!(s.contains("RTT min/avg/max = 1.000/2.000/3.000 ms"));
+    }
+
+    #[test]
+    fn rtt_summary_tracks_min_avg_max() {
+        let mut r = RttSummary::default();
+        assert!(r.min_avg_max().is_none());
+        for v in [20, 10, 30] {
+            r.add(Duration::from_millis(v));
+        }
+        let (mn, avg, mx) = r.min_avg_max().unwrap();
+        assert_eq!(
+            (mn, mx),
+            (Duration::from_millis(10), Duration::from_millis(30))
+        );
+        assert!((avg.as_secs_f64() - 0.02).abs() < 1e-9);
+        assert_eq!(r.samples(), 3);
     }
 
     #[test]

@@ -38,7 +38,7 @@ fn invalid(key: impl Into<String>, reason: impl ToString) -> ConfigError {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// tracing filter (RUST_LOG syntax); the RUST_LOG variable overrides it.
@@ -120,6 +120,9 @@ pub struct UdpConfig {
     /// On-demand faces idle this long are closed (NFD: 600 s).
     pub idle_timeout_s: u64,
     pub mtu: usize,
+    /// Capacity given to on-demand UDP faces (peers not listed as
+    /// `[[face]]`), so that their egress is paced too. Absent = unpaced.
+    pub default_capacity_bps: Option<u64>,
 }
 
 impl Default for UdpConfig {
@@ -129,6 +132,7 @@ impl Default for UdpConfig {
             listen: vec![SocketAddr::from(([0, 0, 0, 0], 6363))],
             idle_timeout_s: 600,
             mtu: DEFAULT_UDP_MTU,
+            default_capacity_bps: None,
         }
     }
 }
@@ -181,13 +185,32 @@ pub struct EthernetConfig {
 }
 
 /// A permanent face opened at start.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaceConfig {
     /// `udp4://host:port` or `tcp4://host:port` (IP literals).
     pub uri: String,
+    /// Pace egress at this rate (the queue then forms inside icnfwd).
     pub capacity_bps: Option<u64>,
     pub mtu: Option<usize>,
+    /// Link emulation for testbeds: one-way delay added after the shaper, ms.
+    #[serde(default)]
+    pub emulated_delay_ms: u64,
+    /// Link emulation for testbeds: drop probability after the shaper
+    /// (seeded), 0.0..=1.0.
+    #[serde(default)]
+    pub emulated_loss: f64,
+}
+
+impl FaceConfig {
+    /// The face's link emulation, if any.
+    pub fn emulation(&self) -> Option<crate::engine::LinkEmulation> {
+        let e = crate::engine::LinkEmulation::new(
+            cc_core::Duration::from_millis(self.emulated_delay_ms),
+            self.emulated_loss,
+        );
+        (!e.is_noop()).then_some(e)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -207,19 +230,7 @@ pub struct StrategyConfig {
     pub strategy: String,
 }
 
-/// Congestion control; filled in by the congestion-control work.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct CcConfig {
-    pub scheme: CcScheme,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum CcScheme {
-    #[default]
-    None,
-}
+pub use crate::cc::{CcConfig, CcScheme};
 
 /// A validated route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,12 +264,27 @@ impl Config {
         if self.multicast.enabled && !self.multicast.group.ip().is_multicast() {
             return Err(invalid("multicast.group", "not a multicast address"));
         }
+        if let Err((key, why)) = self.cc.validate() {
+            return Err(invalid(key, why));
+        }
         for (i, f) in self.face.iter().enumerate() {
             let uri = self.face_uri(i)?;
             if !matches!(uri, FaceUri::Udp(_) | FaceUri::Tcp(_)) {
                 return Err(invalid(
                     format!("face[{i}].uri"),
                     "only udp and tcp faces can be configured",
+                ));
+            }
+            if !(0.0..=1.0).contains(&f.emulated_loss) {
+                return Err(invalid(
+                    format!("face[{i}].emulated_loss"),
+                    "must be within 0.0..=1.0",
+                ));
+            }
+            if f.emulated_delay_ms > 60_000 {
+                return Err(invalid(
+                    format!("face[{i}].emulated_delay_ms"),
+                    "must be at most 60000",
                 ));
             }
             if let Some(m) = f.mtu {
@@ -350,6 +376,7 @@ impl Config {
             cs_max_packets: self.tables.cs_max_packets,
             cs_max_bytes: self.tables.cs_max_bytes,
             dead_nonce_max: self.tables.dead_nonce_max,
+            cc: self.cc.clone(),
             ..Default::default()
         }
     }
@@ -397,8 +424,15 @@ mod tests {
         assert!(e.to_string().contains("face[0].uri"), "{e}");
         let e = Config::from_toml_str("[udp]\nmtu = 9000\n").unwrap_err();
         assert!(e.to_string().contains("udp.mtu"), "{e}");
-        let e = Config::from_toml_str("[cc]\nscheme = \"mircc\"\n").unwrap_err();
+        let e = Config::from_toml_str("[cc]\nscheme = \"reno\"\n").unwrap_err();
         assert!(e.to_string().contains("scheme"), "{e}");
+        let e = Config::from_toml_str("[cc]\nperiod_ms = 0\n").unwrap_err();
+        assert!(e.to_string().contains("cc.period_ms"), "{e}");
+        let e = Config::from_toml_str(
+            "[[face]]\nuri = \"udp4://127.0.0.1:7000\"\nemulated_loss = 2.0\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("face[0].emulated_loss"), "{e}");
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! to stdout or a file.
 
 use anyhow::{bail, Context, Result};
+use cc_core::rtt::RttConfig;
 use cc_core::{Duration, LawKind};
 use clap::Parser;
-use icn_consumer::rtt::RttConfig;
+use icn_consumer::logs::FetchLogs;
 use icn_consumer::run::{self, RunError};
-use icn_consumer::scheme::{self, parse_service_class, SchemeOptions};
+use icn_consumer::scheme::{ndnget_rtt, parse_service_class, Scheme, SchemeOptions};
 use icn_consumer::transport::{default_endpoint, Endpoint, Face};
 use icn_consumer::{Discovery, FetchConfig, Fetcher, PipelineConfig, RateSpec};
 use icn_tlv::Name;
@@ -17,7 +18,7 @@ use std::io::{IsTerminal, Write};
     name = "icncat",
     version,
     about = "Fetch a segmented NDN object (like ndnget) with any icnfwd congestion-control scheme",
-    after_help = "Schemes (--cc): none (fixed window 64), fixed (--pipeline-size window, or --rate), aimd, cubic (default), pcon (AIMD reacting to marks), rcp, mircc, ccc (--objective), wincm, qsccp (--class).\n\nThe summary goes to stderr; the content to stdout unless -o is given."
+    after_help = "Schemes (--cc): none (fixed window 64), fixed (--pipeline-size window, or --rate), aimd, cubic (default), pcon (AIMD reacting to marks), rcp, mircc, ccc (--objective), wincm, qsccp (--class).\n\nRate schemes (rcp, mircc, ccc, qsccp) follow what the forwarders stamp on the way back (RCP/MIRCC rates, CCC pace constraint, QSCCP TargetRate); --rate only sets the rate used until the first stamped value arrives (default: the paper's initial rate).\n\nThe summary goes to stderr; the content to stdout unless -o is given."
 )]
 struct Args {
     /// Name of the object; without a version component, the latest version is discovered.
@@ -35,12 +36,31 @@ struct Args {
     /// Initial window (window schemes), or the window of `fixed`.
     #[arg(long, visible_alias = "pipeline-size", short = 's', value_name = "N")]
     init_cwnd: Option<f64>,
-    /// Count congestion marks but do not react to them.
+    /// Initial slow-start threshold of aimd/cubic [default: unlimited].
+    #[arg(long, value_name = "N")]
+    init_ssthresh: Option<f64>,
+    /// Count congestion marks but do not react to them (not under pcon,
+    /// whose signal they are).
     #[arg(long)]
     ignore_marks: bool,
     /// Decrease on every congestion event, not at most once per RTT.
     #[arg(long)]
     disable_cwa: bool,
+    /// AIMD additive increase per RTT, Interests.
+    #[arg(long, default_value_t = 1.0, value_name = "N")]
+    aimd_step: f64,
+    /// AIMD multiplicative decrease factor.
+    #[arg(long, default_value_t = 0.5, value_name = "F")]
+    aimd_beta: f64,
+    /// After a decrease, AIMD restarts from --init-cwnd instead of ssthresh.
+    #[arg(long)]
+    reset_cwnd_to_init: bool,
+    /// CUBIC multiplicative decrease factor.
+    #[arg(long, default_value_t = 0.7, value_name = "F")]
+    cubic_beta: f64,
+    /// CUBIC fast convergence (RFC 8312).
+    #[arg(long)]
+    fast_conv: bool,
     /// InterestLifetime in milliseconds.
     #[arg(short, long, default_value_t = 4000, value_name = "MS")]
     lifetime: u64,
@@ -74,12 +94,27 @@ struct Args {
     /// Most Interests in flight, whatever the scheme says.
     #[arg(long, default_value_t = 512)]
     max_outstanding: u32,
+    /// RTO estimator: SRTT gain (RFC 6298 alpha).
+    #[arg(long, default_value_t = 0.125, value_name = "F")]
+    rto_alpha: f64,
+    /// RTO estimator: RTTVAR gain (RFC 6298 beta).
+    #[arg(long, default_value_t = 0.25, value_name = "F")]
+    rto_beta: f64,
+    /// RTO = SRTT + K x RTTVAR.
+    #[arg(long, default_value_t = 8.0, value_name = "K")]
+    rto_k: f64,
     /// Minimum RTO, ms.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_name = "MS")]
     min_rto: u64,
     /// Maximum RTO, ms.
-    #[arg(long, default_value_t = 60_000)]
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
     max_rto: u64,
+    /// Log window (or rate) changes to FILE: time (s) and cwndsize (or rate_ips).
+    #[arg(long, value_name = "FILE")]
+    log_cwnd: Option<std::path::PathBuf>,
+    /// Log RTT samples to FILE: segment, rtt, rttvar, srtt, rto (ms).
+    #[arg(long, value_name = "FILE")]
+    log_rtt: Option<std::path::PathBuf>,
     /// Write statistics and the per-interval time series as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     stats_json: Option<std::path::PathBuf>,
@@ -140,32 +175,79 @@ fn real_main(args: Args) -> Result<()> {
     if args.quiet && args.verbose {
         bail!("cannot be quiet and verbose at the same time");
     }
+    for (flag, v, lo, hi) in [
+        ("--aimd-beta", args.aimd_beta, 0.0, 1.0),
+        ("--cubic-beta", args.cubic_beta, 0.0, 1.0),
+        ("--rto-alpha", args.rto_alpha, 0.0, 1.0),
+        ("--rto-beta", args.rto_beta, 0.0, 1.0),
+    ] {
+        if !(v > lo && v < hi) {
+            bail!("{flag} must be within ({lo}, {hi})");
+        }
+    }
+    for (flag, v) in [("--aimd-step", args.aimd_step), ("--rto-k", args.rto_k)] {
+        if !(v.is_finite() && v >= 0.0) {
+            bail!("{flag} must be a non-negative number");
+        }
+    }
+    if args.init_cwnd.is_some_and(|w| !(w.is_finite() && w >= 1.0))
+        || args.init_ssthresh.is_some_and(|w| w.is_nan() || w < 1.0)
+    {
+        bail!("--init-cwnd and --init-ssthresh must be at least 1");
+    }
+    if args.ignore_marks && args.cc == LawKind::Pcon && !args.quiet {
+        eprintln!(
+            "WARNING: --ignore-marks has no effect under pcon (marks are its congestion signal)"
+        );
+    }
+    let rtt = RttConfig {
+        alpha: args.rto_alpha,
+        beta: args.rto_beta,
+        k: args.rto_k,
+        min_rto: Duration::from_millis(args.min_rto),
+        max_rto: Duration::from_millis(args.max_rto.max(args.min_rto)),
+        ..ndnget_rtt()
+    };
     let opts = SchemeOptions {
         kind: args.cc,
         rate: args.rate,
         init_cwnd: args.init_cwnd,
+        init_ssthresh: args.init_ssthresh,
         ignore_marks: args.ignore_marks,
         disable_cwa: args.disable_cwa,
+        aimd_step: args.aimd_step,
+        aimd_beta: args.aimd_beta,
+        cubic_beta: args.cubic_beta,
+        fast_conv: args.fast_conv,
+        reset_cwnd_to_init: args.reset_cwnd_to_init,
         objective: args.objective,
         class: parse_service_class(&args.class).map_err(anyhow::Error::msg)?,
         max_outstanding: args.max_outstanding,
+        rtt,
         ..SchemeOptions::default()
     };
-    let (law, tagger) = scheme::build(&opts);
+    let open_log = |p: &Option<std::path::PathBuf>| -> Result<Option<Box<dyn Write>>> {
+        p.as_ref()
+            .map(|p| {
+                let f = std::fs::File::create(p)
+                    .with_context(|| format!("creating {}", p.display()))?;
+                Ok(Box::new(std::io::BufWriter::new(f)) as Box<dyn Write>)
+            })
+            .transpose()
+    };
+    let mut logs = FetchLogs::new(open_log(&args.log_cwnd)?, open_log(&args.log_rtt)?)?;
     let cfg = FetchConfig {
         pipeline: PipelineConfig {
             lifetime: Duration::from_millis(args.lifetime),
             max_retries: u32::try_from(args.retries).ok(),
-            ignore_marks: args.ignore_marks,
-            // cc-core's window laws gate decreases per RTT themselves.
+            ignore_marks: opts.pipeline_ignores_marks(),
+            // cc-core's window laws gate decreases per RTT themselves (and
+            // WinCM must see every mark).
             cwa: false,
-            rtt: RttConfig {
-                min_rto: Duration::from_millis(args.min_rto),
-                max_rto: Duration::from_millis(args.max_rto.max(args.min_rto)),
-                ..RttConfig::default()
-            },
+            rtt,
             max_outstanding: args.max_outstanding.max(1),
             sample_interval: Duration::from_millis(args.sample_interval),
+            log_events: logs.enabled(),
             ..PipelineConfig::default()
         },
         discovery: if args.no_version_discovery {
@@ -176,7 +258,7 @@ fn real_main(args: Args) -> Result<()> {
         must_be_fresh: args.fresh,
         seed: None,
     };
-    let mut fetcher = Fetcher::new(name, cfg, law, tagger);
+    let mut fetcher = Fetcher::new(name, cfg, Scheme::new(&opts));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -198,7 +280,7 @@ fn real_main(args: Args) -> Result<()> {
         let mut bar = |f: &Fetcher, done: bool| progress(f, done);
         let progress_cb: Option<run::Progress<'_>> =
             if show_progress { Some(&mut bar) } else { None };
-        let r = run::fetch(&mut face, &mut fetcher, &mut out, progress_cb).await;
+        let r = run::fetch(&mut face, &mut fetcher, &mut out, progress_cb, &mut logs).await;
         out.flush()?;
         Ok::<_, anyhow::Error>(r)
     })?;

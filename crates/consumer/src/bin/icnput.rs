@@ -2,15 +2,12 @@
 //! ndn-tools' ndnserve), answering RDR and CanBePrefix version discovery.
 
 use anyhow::{Context, Result};
-use bytes::Bytes;
 use cc_core::Duration;
 use clap::Parser;
 use icn_consumer::run;
 use icn_consumer::transport::{default_endpoint, Endpoint, Face};
 use icn_consumer::{Content, Publisher, PublisherConfig};
 use icn_tlv::Name;
-use std::io::Read;
-use std::sync::Arc;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,8 +19,13 @@ use std::sync::Arc;
 struct Args {
     /// Name prefix to publish under (without a version).
     name: String,
-    /// File to publish; stdin when absent. Regular files are memory-mapped.
+    /// File to publish; stdin when absent. Regular files are memory-mapped;
+    /// a stdin pipe is copied to an unlinked temporary file that is mapped,
+    /// so its size is not limited by RAM.
     file: Option<std::path::PathBuf>,
+    /// Directory of the temporary file stdin is spooled to [default: $TMPDIR, else /tmp].
+    #[arg(long, value_name = "DIR")]
+    spool_dir: Option<std::path::PathBuf>,
     /// Forwarder: unix:///path, tcp://host:port or udp://host:port
     /// [default: $NDN_CLIENT_TRANSPORT, else unix:///run/nfd/nfd.sock].
     #[arg(long, value_name = "URI")]
@@ -59,29 +61,10 @@ fn main() {
     }
 }
 
-fn load(file: Option<&std::path::Path>) -> Result<Content> {
+fn load(file: Option<&std::path::Path>, spool_dir: Option<&std::path::Path>) -> Result<Content> {
     match file {
-        Some(p) => {
-            let f = std::fs::File::open(p).with_context(|| format!("opening {}", p.display()))?;
-            let len = f.metadata()?.len();
-            if len == 0 {
-                return Ok(Content::Memory(Bytes::new()));
-            }
-            // SAFETY: the file is mapped read-only; if another process
-            // truncates it while we serve, reads may fault, which is the
-            // documented hazard of serving a file that is being modified.
-            let m = unsafe { memmap2::Mmap::map(&f) }
-                .with_context(|| format!("mapping {}", p.display()))?;
-            Ok(Content::Mapped(Arc::new(m)))
-        }
-        None => {
-            let mut v = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut v)
-                .context("reading stdin")?;
-            Ok(Content::Memory(Bytes::from(v)))
-        }
+        Some(p) => Content::open(p).with_context(|| format!("mapping {}", p.display())),
+        None => Content::stdin(spool_dir).context("reading stdin"),
     }
 }
 
@@ -97,7 +80,7 @@ fn real_main(args: Args) -> Result<()> {
         Some(t) => t.parse().map_err(anyhow::Error::msg)?,
         None => default_endpoint().map_err(anyhow::Error::msg)?,
     };
-    let content = load(args.file.as_deref())?;
+    let content = load(args.file.as_deref(), args.spool_dir.as_deref())?;
     let version = args.object_version.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

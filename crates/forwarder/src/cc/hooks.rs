@@ -31,8 +31,11 @@ pub(crate) struct FaceCc {
     multimark: Option<MultiMarkCodel>,
     pub(crate) cds: Option<CdsScheduler<OutPacket>>,
     pub(crate) cds_rejected: u64,
-    /// CCC: Data/Nack drops on this face since the last supervision.
+    /// Data/Nack drops on this face since the last periodic update.
     pub(crate) data_drops: u64,
+    /// EWMA of the Data received on this face, bits (the expected Data size
+    /// of Interests that carry none, for the QSCCP scheduler).
+    data_bits: Option<f64>,
 }
 
 /// The forwarder-wide hook object of the `cc` module.
@@ -121,6 +124,7 @@ impl CcHooks for SchemeHooks {
                 cds: None,
                 cds_rejected: 0,
                 data_drops: 0,
+                data_bits: None,
             },
         );
         self.ensure(now, face);
@@ -165,7 +169,8 @@ impl CcHooks for SchemeHooks {
             let size_bits = pkt
                 .cc
                 .flow_data_size_bytes
-                .map(|b| u32::try_from(b.saturating_mul(8)).unwrap_or(u32::MAX));
+                .map(|b| u32::try_from(b.saturating_mul(8)).unwrap_or(u32::MAX))
+                .or(f.data_bits.map(|b| b as u32));
             return match cds.enqueue(now, class, prefix, size_bits, pkt) {
                 Ok(()) => InterestAdmission::Queued,
                 Err(rej) => {
@@ -220,7 +225,12 @@ impl CcHooks for SchemeHooks {
     ) {
         let _ = mark;
         let node = self.node_id;
-        if let Some(r) = self.faces.get_mut(&face).and_then(|f| f.rate.as_mut()) {
+        let Some(f) = self.faces.get_mut(&face) else {
+            return;
+        };
+        let bits = data_bytes as f64 * 8.0;
+        f.data_bits = Some(f.data_bits.map_or(bits, |o| o + (bits - o) / 8.0));
+        if let Some(r) = f.rate.as_mut() {
             r.on_data(now, data_bytes, rtt);
             r.stamp(cc, node, face.0);
         }

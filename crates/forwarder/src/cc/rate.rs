@@ -103,7 +103,9 @@ impl RateFace {
         let size = u32::try_from(pkt.wire.len()).unwrap_or(u32::MAX);
         let inflated = self.inflation.inflate(u64::from(size));
         match class {
-            TrafficClass::Primary => self.primary_bytes = self.primary_bytes.saturating_add(inflated),
+            TrafficClass::Primary => {
+                self.primary_bytes = self.primary_bytes.saturating_add(inflated)
+            }
             TrafficClass::Secondary => {
                 self.secondary_bytes = self.secondary_bytes.saturating_add(inflated)
             }
@@ -153,10 +155,10 @@ impl RateFace {
     /// Min-stamps the rates into a Data or Nack leaving towards downstream
     /// and folds this hop into the MIRCC path id.
     pub(crate) fn stamp(&self, cc: &mut CcFields, node: u64, face: u64) {
-        let r = self
-            .law
-            .rates()
-            .stamp(cc.primary_rate_bps.map(|x| x as f64), cc.secondary_rate_bps.map(|x| x as f64));
+        let r = self.law.rates().stamp(
+            cc.primary_rate_bps.map(|x| x as f64),
+            cc.secondary_rate_bps.map(|x| x as f64),
+        );
         cc.primary_rate_bps = Some(r.primary_bps.max(0.0) as u64);
         if let Some(s) = r.secondary_bps {
             cc.secondary_rate_bps = Some(s.max(0.0) as u64);

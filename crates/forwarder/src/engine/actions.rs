@@ -64,7 +64,11 @@ impl Forwarder {
         let mut reject = false;
         let mut forward_failed = false;
         let mark = lp.congestion_mark;
-        let mut nack_cc = if lp.is_nack { lp.cc } else { CcFields::default() };
+        let mut nack_cc = if lp.is_nack {
+            lp.cc
+        } else {
+            CcFields::default()
+        };
         for a in &actions {
             let (face, cc) = match a {
                 Action::Forward { face } => (*face, &lp.cc),

@@ -45,6 +45,7 @@ pub enum InterestAdmission {
 
 /// Result of asking the hook for a face's next Interest.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // returned by value once per packet; boxing would allocate
 pub enum HookDequeue {
     /// Send this now.
     Item(OutPacket),

@@ -143,7 +143,11 @@ pub struct LinkEmulation {
 impl LinkEmulation {
     /// From a delay and a drop probability in `0.0..=1.0`.
     pub fn new(delay: Duration, loss: f64) -> Self {
-        let loss = if loss.is_finite() { loss.clamp(0.0, 1.0) } else { 0.0 };
+        let loss = if loss.is_finite() {
+            loss.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         LinkEmulation {
             delay,
             loss_ppm: (loss * 1e6).round() as u32,

@@ -23,8 +23,8 @@ pub mod queue;
 pub mod strategy;
 
 pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
-pub use counters::{DropCounters, DropReason, FaceCounters, ForwarderCounters};
 pub use cc_hooks::{CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc};
+pub use counters::{DropCounters, DropReason, FaceCounters, ForwarderCounters};
 pub use face::{
     FaceId, FaceInfo, FaceParams, FaceScope, LinkEmulation, LinkType, Persistency, QueueStats,
 };

@@ -354,6 +354,7 @@ impl Forwarder {
         self.apply_actions(now, id, &incoming, &in_lp, None);
     }
 
+    #[allow(clippy::too_many_arguments)] // one call site; the values are borrowed from it
     fn run_interest_strategy(
         &mut self,
         now: Timestamp,

@@ -289,8 +289,7 @@ impl EgressQueues {
                 view.stats.interest_packets -= 1;
                 view.stats.interest_bytes -= pkt.wire.len();
                 self.shaper.on_interest_sent(now, pkt.wire.len(), view);
-                self.sojourn
-                    .record(now.saturating_since(pkt.enqueued_at));
+                self.sojourn.record(now.saturating_since(pkt.enqueued_at));
                 return Some(pkt);
             }
         }
@@ -300,8 +299,7 @@ impl EgressQueues {
         match hooks.dequeue_interest(now, view.face) {
             HookDequeue::Item(pkt) => {
                 self.hook_queued = self.hook_queued.saturating_sub(1);
-                self.sojourn
-                    .record(now.saturating_since(pkt.enqueued_at));
+                self.sojourn.record(now.saturating_since(pkt.enqueued_at));
                 self.shaper.on_interest_sent(now, pkt.wire.len(), view);
                 Some(pkt)
             }

@@ -8,6 +8,7 @@
 //! that simulates minutes runs in milliseconds and always produces the same
 //! result for the same seed.
 
+pub mod flows;
 mod packets;
 
 pub use packets::{data, data_fresh, interest, interest_with, InterestOpts};

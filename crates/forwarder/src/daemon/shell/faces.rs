@@ -242,6 +242,7 @@ impl Shell {
             persistency: Persistency::OnDemand,
             local_uri: FaceUri::Udp(self.udp[sock].local).to_string(),
             mtu: Some(self.cfg.udp.mtu),
+            capacity_bps: self.cfg.udp.default_capacity_bps,
             ..FaceParams::non_local(FaceUri::Udp(from).to_string())
         };
         let id = self.node.add_face(now, params);

@@ -18,6 +18,11 @@ impl Shell {
             }
             let f = &cfg.face[i];
             let id = self.open_permanent(&uri, f.capacity_bps, f.mtu)?;
+            // Link emulation (testbeds): delay/loss after the face's shaper.
+            let _ = self
+                .node
+                .forwarder_mut()
+                .set_face_emulation(id, f.emulation());
             self.config_faces.insert(uri, id);
         }
         self.node.remove_routes_of_origin(ORIGIN_STATIC);

@@ -1,6 +1,7 @@
 //! Virtual-time tests of the pipeline with small reference laws.
 
 use super::*;
+use cc_core::{DataFeedback, NackFeedback};
 
 /// AIMD as ndnget (slow start, +1/cwnd, halve on a congestion event).
 #[derive(Debug)]
@@ -35,11 +36,11 @@ impl ConsumerLaw for TestAimd {
     }
 }
 
-fn aimd() -> Box<dyn ConsumerLaw + Send> {
-    Box::new(TestAimd {
+fn aimd() -> TestAimd {
+    TestAimd {
         cwnd: 2.0,
         ssthresh: f64::INFINITY,
-    })
+    }
 }
 
 /// A constant rate.
@@ -57,7 +58,7 @@ fn ms(v: u64) -> Timestamp {
     Timestamp::from_millis(v)
 }
 
-fn data(p: &mut Pipeline, now: Timestamp, seg: u64, fin: u64, mark: u64) {
+fn data<L: ConsumerLaw>(p: &mut Pipeline<L>, now: Timestamp, seg: u64, fin: u64, mark: u64) {
     let fb = DataFeedback {
         congestion_mark: mark,
         data_size_bytes: 100,
@@ -66,7 +67,7 @@ fn data(p: &mut Pipeline, now: Timestamp, seg: u64, fin: u64, mark: u64) {
     p.handle_data(now, seg, Bytes::from(vec![seg as u8; 10]), Some(fin), fb);
 }
 
-fn drain(p: &mut Pipeline, now: Timestamp) -> Vec<Request> {
+fn drain<L: ConsumerLaw>(p: &mut Pipeline<L>, now: Timestamp) -> Vec<Request> {
     let mut v = Vec::new();
     while let Some(r) = p.poll_transmit(now) {
         v.push(r);
@@ -75,7 +76,7 @@ fn drain(p: &mut Pipeline, now: Timestamp) -> Vec<Request> {
 }
 
 /// A loss-free link with a fixed RTT: every request is answered after `rtt`.
-fn run_lossless(p: &mut Pipeline, last: u64, rtt_ms: u64) -> Timestamp {
+fn run_lossless<L: ConsumerLaw>(p: &mut Pipeline<L>, last: u64, rtt_ms: u64) -> Timestamp {
     let mut now = ms(0);
     let mut pending: VecDeque<(Timestamp, u64)> = VecDeque::new();
     for _ in 0..100_000 {
@@ -212,7 +213,7 @@ fn retry_limit_fails_the_fetch() {
         max_retries: Some(2),
         ..Default::default()
     };
-    let mut p = Pipeline::new(cfg, Box::new(TestRate(1000.0)));
+    let mut p = Pipeline::new(cfg, TestRate(1000.0));
     let mut now = ms(0);
     assert_eq!(p.poll_transmit(now).map(|r| r.segment), Some(0));
     for _ in 0..10 {
@@ -235,7 +236,7 @@ fn retry_limit_fails_the_fetch() {
 
 #[test]
 fn rate_pacing_spaces_interests() {
-    let mut p = Pipeline::new(PipelineConfig::default(), Box::new(TestRate(100.0)));
+    let mut p = Pipeline::new(PipelineConfig::default(), TestRate(100.0));
     assert!(p.poll_transmit(ms(0)).is_some());
     assert!(p.poll_transmit(ms(0)).is_none());
     assert_eq!(p.poll_timeout(), Some(ms(10)));
@@ -256,7 +257,7 @@ fn rate_pacer_catch_up_is_bounded() {
         max_burst: 4.0,
         ..Default::default()
     };
-    let mut p = Pipeline::new(cfg, Box::new(TestRate(1000.0)));
+    let mut p = Pipeline::new(cfg, TestRate(1000.0));
     assert!(p.poll_transmit(ms(0)).is_some());
     // Sleeping 100 ms does not release 100 Interests at once.
     let n = drain(&mut p, ms(100)).len();
@@ -312,7 +313,7 @@ fn final_block_cancels_later_segments() {
 
 #[test]
 fn out_of_order_data_is_reassembled() {
-    let mut p = Pipeline::new(PipelineConfig::default(), Box::new(TestRate(1e6)));
+    let mut p = Pipeline::new(PipelineConfig::default(), TestRate(1e6));
     drain(&mut p, ms(0));
     let reqs = drain(&mut p, ms(1));
     assert!(reqs.len() >= 4);
@@ -334,7 +335,7 @@ fn reorder_window_bounds_requests() {
         max_reorder_segments: 5,
         ..Default::default()
     };
-    let mut p = Pipeline::new(cfg, Box::new(TestRate(1e9)));
+    let mut p = Pipeline::new(cfg, TestRate(1e9));
     drain(&mut p, ms(0));
     assert_eq!(drain(&mut p, ms(1)).len(), 4);
     data(&mut p, ms(1), 1, 100, 0);
@@ -392,4 +393,47 @@ proptest::proptest! {
         let got: Vec<u8> = std::iter::from_fn(|| p.poll_output()).map(|c| c[0]).collect();
         proptest::prop_assert_eq!(got, (0..=last).map(|s| s as u8).collect::<Vec<_>>());
     }
+}
+
+#[test]
+fn log_events_record_limit_changes_and_rtt_samples() {
+    let cfg = PipelineConfig {
+        log_events: true,
+        ..Default::default()
+    };
+    let mut p = Pipeline::new(cfg, aimd());
+    drain(&mut p, ms(0));
+    data(&mut p, ms(10), 0, 100, 0);
+    data(&mut p, ms(12), 1, 100, 0);
+    let ev: Vec<LogEvent> = std::iter::from_fn(|| p.poll_log()).collect();
+    let limits: Vec<f64> = ev
+        .iter()
+        .filter_map(|e| match e {
+            LogEvent::Limit {
+                limit: SendLimit::Window { interests },
+                ..
+            } => Some(*interests),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(limits, vec![2.0, 3.0, 4.0]);
+    let rtts: Vec<(u64, Duration)> = ev
+        .iter()
+        .filter_map(|e| match e {
+            LogEvent::Rtt { segment, rtt, .. } => Some((*segment, *rtt)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        rtts,
+        vec![
+            (0, Duration::from_millis(10)),
+            (1, Duration::from_millis(12))
+        ]
+    );
+    // Off by default: nothing is kept.
+    let mut q = Pipeline::new(PipelineConfig::default(), aimd());
+    drain(&mut q, ms(0));
+    data(&mut q, ms(10), 0, 100, 0);
+    assert!(q.poll_log().is_none());
 }

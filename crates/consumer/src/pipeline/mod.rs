@@ -6,11 +6,16 @@
 //! pipeline enforces that, runs the RFC 6298 timer, retries, conservative
 //! window adaptation (one decrease per RTT, as ndnget), and reassembles the
 //! content in order.
+//!
+//! Split by concern: this file holds the state, the send side and the
+//! timers; [`recv`](self) handles Data, Nacks and timeouts.
 
-use crate::rtt::{RttConfig, RttEstimator};
-use crate::stats::{FetchStats, Sample};
+mod recv;
+
+use crate::stats::{FetchStats, RttSummary, Sample};
 use bytes::Bytes;
-use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, SendLimit, Timestamp};
+use cc_core::rtt::{RttConfig, RttEstimator};
+use cc_core::{ConsumerLaw, Duration, SendLimit, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// Pipeline knobs (ndnget defaults).
@@ -24,6 +29,7 @@ pub struct PipelineConfig {
     pub ignore_marks: bool,
     /// Conservative window adaptation: at most one decrease per RTT.
     pub cwa: bool,
+    /// Retransmission timer (ndnget: RFC 6298 gains, K = 8, 200 ms..60 s).
     pub rtt: RttConfig,
     /// Hard bound on Interests outstanding, whatever the law says.
     pub max_outstanding: u32,
@@ -36,6 +42,9 @@ pub struct PipelineConfig {
     pub max_burst: f64,
     /// Segment to start from.
     pub first_segment: u64,
+    /// Record [`LogEvent`]s (window/rate changes, RTT samples) for
+    /// `--log-cwnd`/`--log-rtt`; drained with [`Pipeline::poll_log`].
+    pub log_events: bool,
 }
 
 impl Default for PipelineConfig {
@@ -45,12 +54,13 @@ impl Default for PipelineConfig {
             max_retries: Some(15),
             ignore_marks: false,
             cwa: true,
-            rtt: RttConfig::default(),
+            rtt: crate::scheme::ndnget_rtt(),
             max_outstanding: 65_536,
             max_reorder_segments: 131_072,
             sample_interval: Duration::from_millis(100),
             max_burst: 8.0,
             first_segment: 0,
+            log_events: false,
         }
     }
 }
@@ -98,11 +108,36 @@ struct SegInfo {
     retx: u32,
 }
 
+/// Something ndnget's `--log-cwnd`/`--log-rtt` would write. Times are since
+/// the pipeline started.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LogEvent {
+    /// The law's limit changed: a window (Interests) or a rate (Interests/s).
+    Limit { t: Duration, limit: SendLimit },
+    /// One RTT sample and the estimator after it.
+    Rtt {
+        t: Duration,
+        segment: u64,
+        rtt: Duration,
+        srtt: Duration,
+        rttvar: Duration,
+        rto: Duration,
+    },
+}
+
+/// Most log events kept between two [`Pipeline::poll_log`] calls; older
+/// ones are dropped and counted.
+pub const MAX_LOG_EVENTS: usize = 65_536;
+
 /// The pipeline. See the module doc.
-pub struct Pipeline {
+pub struct Pipeline<L> {
     cfg: PipelineConfig,
-    law: Box<dyn ConsumerLaw + Send>,
+    law: L,
     rtt: RttEstimator,
+    rtt_summary: RttSummary,
+    log: VecDeque<LogEvent>,
+    logged_limit: Option<SendLimit>,
+    log_dropped: u64,
     segs: HashMap<u64, SegInfo>,
     timers: BTreeSet<(Timestamp, u64)>,
     retx_queue: VecDeque<u64>,
@@ -134,11 +169,15 @@ fn limit_value(l: SendLimit) -> f64 {
     }
 }
 
-impl Pipeline {
+impl<L: ConsumerLaw> Pipeline<L> {
     /// A pipeline driven by `law`.
-    pub fn new(cfg: PipelineConfig, law: Box<dyn ConsumerLaw + Send>) -> Self {
+    pub fn new(cfg: PipelineConfig, law: L) -> Self {
         Pipeline {
             rtt: RttEstimator::new(cfg.rtt),
+            rtt_summary: RttSummary::default(),
+            log: VecDeque::new(),
+            logged_limit: None,
+            log_dropped: 0,
             next_seg: cfg.first_segment,
             next_deliver: cfg.first_segment,
             cfg,
@@ -174,9 +213,54 @@ impl Pipeline {
         self.in_flight
     }
 
-    /// The RTT estimator (for logs).
+    /// The law.
+    pub fn law(&self) -> &L {
+        &self.law
+    }
+
+    /// The law, to add per-Interest fields (see [`crate::scheme::Scheme::tag`]).
+    pub fn law_mut(&mut self) -> &mut L {
+        &mut self.law
+    }
+
+    /// The retransmission timer's estimator.
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
+    }
+
+    /// Next log event, when [`PipelineConfig::log_events`] is on.
+    pub fn poll_log(&mut self) -> Option<LogEvent> {
+        self.log.pop_front()
+    }
+
+    /// Log events dropped because nobody drained them.
+    pub fn log_dropped(&self) -> u64 {
+        self.log_dropped
+    }
+
+    fn push_log(&mut self, e: LogEvent) {
+        if self.log.len() >= MAX_LOG_EVENTS {
+            self.log.pop_front();
+            self.log_dropped += 1;
+        }
+        self.log.push_back(e);
+    }
+
+    fn since_start(&self, now: Timestamp) -> Duration {
+        self.start.map_or(Duration::ZERO, |s| now - s)
+    }
+
+    /// Logs the law's limit if it changed since the last call.
+    fn note_limit(&mut self, now: Timestamp) {
+        if !self.cfg.log_events {
+            return;
+        }
+        let limit = self.law.limit();
+        if self.logged_limit != Some(limit) {
+            self.logged_limit = Some(limit);
+            let t = self.since_start(now);
+            self.push_log(LogEvent::Limit { t, limit });
+        }
     }
 
     /// Last segment number, once a FinalBlockId was seen.
@@ -202,7 +286,7 @@ impl Pipeline {
     /// Counters and series; timing is final once [`Pipeline::is_done`].
     pub fn stats(&self) -> FetchStats {
         let mut s = self.stats.clone();
-        if let Some((a, b, c)) = self.rtt.min_avg_max() {
+        if let Some((a, b, c)) = self.rtt_summary.min_avg_max() {
             s.rtt_min_ms = Some(a.as_secs_f64() * 1e3);
             s.rtt_avg_ms = Some(b.as_secs_f64() * 1e3);
             s.rtt_max_ms = Some(c.as_secs_f64() * 1e3);
@@ -291,6 +375,7 @@ impl Pipeline {
             self.start = Some(now);
             self.next_sample_at = now + self.cfg.sample_interval;
             self.next_send_at = now;
+            self.note_limit(now);
         }
         self.sample(now);
         loop {
@@ -414,247 +499,7 @@ impl Pipeline {
             self.next_sample_at += interval.saturating_mul(steps);
         }
     }
-
-    fn set_final(&mut self, f: u64) {
-        if self.final_seg.is_some() {
-            return;
-        }
-        self.final_seg = Some(f);
-        let beyond: Vec<u64> = self.segs.keys().copied().filter(|s| *s > f).collect();
-        for s in beyond {
-            if let Some(i) = self.segs.remove(&s) {
-                self.timers.remove(&(i.deadline, s));
-                if i.state == SegState::InFlight {
-                    self.in_flight -= 1;
-                }
-            }
-        }
-        self.reorder.retain(|s, _| *s <= f);
-        if let Some((seg, e)) = self.pending_failure.take() {
-            if seg <= f {
-                self.fail(e);
-            }
-        }
-    }
-
-    fn check_done(&mut self, now: Timestamp) {
-        if let Some(f) = self.final_seg {
-            if self.next_deliver > f && self.done_at.is_none() {
-                self.done_at = Some(now);
-                if let Some(start) = self.start {
-                    self.stats.finish_timing(start, now);
-                }
-                self.sample(now.max(self.next_sample_at));
-            }
-        }
-    }
-
-    /// A Data for `segment` arrived. `fb` carries the scheme fields; its
-    /// `rtt` and `segment` are filled in here.
-    pub fn handle_data(
-        &mut self,
-        now: Timestamp,
-        segment: u64,
-        content: Bytes,
-        final_segment: Option<u64>,
-        mut fb: DataFeedback,
-    ) {
-        if self.stopped() {
-            return;
-        }
-        if let Some(f) = final_segment {
-            self.set_final(f);
-            if self.stopped() {
-                return;
-            }
-        }
-        let Some(info) = self.segs.remove(&segment) else {
-            return;
-        };
-        self.timers.remove(&(info.deadline, segment));
-        if info.state == SegState::InFlight {
-            self.in_flight -= 1;
-        }
-        self.high_data = self.high_data.max(segment);
-        if info.retx == 0 && info.state == SegState::InFlight {
-            let rtt = now - info.sent_at;
-            let n = (self.in_flight as usize).div_ceil(2);
-            self.rtt.add_measurement(rtt, n.max(1));
-            fb.rtt = Some(rtt);
-        } else {
-            fb.rtt = None;
-        }
-        fb.segment = Some(segment);
-        let mut tell_law = true;
-        if fb.congestion_mark > 0 {
-            self.stats.congestion_marks += 1;
-            if self.cfg.ignore_marks {
-                fb.congestion_mark = 0;
-            } else if self.cfg.cwa {
-                if self.rec_point.is_none_or(|r| self.high_data > r) {
-                    self.rec_point = Some(self.high_interest);
-                } else {
-                    tell_law = false;
-                }
-            }
-        }
-        if tell_law {
-            let before = limit_value(self.law.limit());
-            self.law.on_data(now, &fb);
-            if fb.congestion_mark > 0 && limit_value(self.law.limit()) < before {
-                self.stats.mark_decreases += 1;
-            }
-        }
-        self.stats.segments_received += 1;
-        self.stats.bytes_received += content.len() as u64;
-        self.stats.wire_bytes_received += u64::from(fb.data_size_bytes);
-        self.interval_bytes += content.len() as u64;
-        if segment >= self.next_deliver {
-            self.reorder.insert(segment, content);
-        }
-        while let Some(c) = self.reorder.remove(&self.next_deliver) {
-            self.output.push_back(c);
-            self.next_deliver += 1;
-        }
-        self.check_done(now);
-        if !self.stopped() && self.segs.is_empty() && self.pending_failure.is_some() {
-            self.fail(PipelineError::NoFinalBlock);
-        }
-        self.sample(now);
-    }
-
-    /// A Nack for `segment` arrived.
-    pub fn handle_nack(&mut self, now: Timestamp, segment: u64, kind: NackKind, fb: NackFeedback) {
-        if self.stopped() {
-            return;
-        }
-        let Some(info) = self.segs.get(&segment).copied() else {
-            return;
-        };
-        if info.state != SegState::InFlight {
-            return;
-        }
-        self.stats.nacks += 1;
-        match kind {
-            NackKind::Duplicate => {
-                // The Interest looped; its timer will retry it.
-                self.stats.nacks_duplicate += 1;
-            }
-            NackKind::Congestion => {
-                self.stats.nacks_congestion += 1;
-                self.enqueue_retx(segment, info);
-                let fb = NackFeedback {
-                    congestion: true,
-                    ..fb
-                };
-                if !self.cfg.cwa || self.rec_point.is_none_or(|r| segment > r) {
-                    let before = limit_value(self.law.limit());
-                    self.law.on_nack(now, &fb);
-                    if limit_value(self.law.limit()) < before {
-                        self.rec_point = Some(self.high_interest);
-                        self.rtt.backoff();
-                        self.stats.timeout_decreases += 1;
-                    }
-                }
-            }
-            NackKind::NoRoute | NackKind::Other(_) => {
-                if kind == NackKind::NoRoute {
-                    self.stats.nacks_no_route += 1;
-                } else {
-                    self.stats.nacks_other += 1;
-                }
-                self.law.on_nack(
-                    now,
-                    &NackFeedback {
-                        congestion: false,
-                        ..fb
-                    },
-                );
-                let e = PipelineError::Nack {
-                    segment,
-                    reason: kind,
-                };
-                match self.final_seg {
-                    Some(f) if segment <= f => self.fail(e),
-                    Some(_) => self.drop_segment(segment, info),
-                    None => {
-                        // Maybe beyond the end: decide once FinalBlockId is known.
-                        self.drop_segment(segment, info);
-                        let earliest = self
-                            .pending_failure
-                            .as_ref()
-                            .is_none_or(|(s, _)| segment < *s);
-                        if earliest {
-                            self.pending_failure = Some((segment, e));
-                        }
-                        let beyond: Vec<u64> =
-                            self.segs.keys().copied().filter(|s| *s > segment).collect();
-                        for s in beyond {
-                            if let Some(i) = self.segs.get(&s).copied() {
-                                self.drop_segment(s, i);
-                            }
-                        }
-                        if self.segs.is_empty() {
-                            self.fail(PipelineError::NoFinalBlock);
-                        }
-                    }
-                }
-            }
-        }
-        self.sample(now);
-    }
-
-    fn drop_segment(&mut self, segment: u64, info: SegInfo) {
-        self.segs.remove(&segment);
-        self.timers.remove(&(info.deadline, segment));
-        if info.state == SegState::InFlight {
-            self.in_flight -= 1;
-        }
-    }
-
-    fn enqueue_retx(&mut self, segment: u64, info: SegInfo) {
-        self.timers.remove(&(info.deadline, segment));
-        if let Some(i) = self.segs.get_mut(&segment) {
-            i.state = SegState::InRetxQueue;
-        }
-        self.in_flight -= 1;
-        self.retx_queue.push_back(segment);
-    }
-
-    /// Fires every retransmission timer due at `now`.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
-        if self.stopped() {
-            return;
-        }
-        let mut high_timeout: Option<u64> = None;
-        while let Some(&(d, seg)) = self.timers.first() {
-            if d > now {
-                break;
-            }
-            self.timers.pop_first();
-            if let Some(info) = self.segs.get(&seg).copied() {
-                if info.state == SegState::InFlight && info.deadline == d {
-                    self.stats.timeouts += 1;
-                    self.enqueue_retx(seg, info);
-                    high_timeout = Some(high_timeout.map_or(seg, |h| h.max(seg)));
-                }
-            }
-        }
-        if let Some(h) = high_timeout {
-            if !self.cfg.cwa || self.rec_point.is_none_or(|r| h > r) {
-                self.rec_point = Some(self.high_interest);
-                let before = limit_value(self.law.limit());
-                self.law.on_timeout(now);
-                self.rtt.backoff();
-                if limit_value(self.law.limit()) < before {
-                    self.stats.timeout_decreases += 1;
-                }
-            }
-        }
-        self.sample(now);
-    }
 }
 
 #[cfg(test)]
-#[path = "pipeline_tests.rs"]
 mod tests;

@@ -1,0 +1,81 @@
+//! Locating (and building) icnfwd, icncat and icnput for the testbed.
+//!
+//! `ICN_TESTBED_BIN_DIR` names a directory holding all three; otherwise the
+//! harness runs `$CARGO build --bins -p icn-forwarder -p icn-consumer` in
+//! the profile of the running test binary (debug under plain `cargo test`,
+//! release under `cargo test --release`) and uses that target directory.
+//! Cargo releases its build lock before it runs tests, so this nests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+#[derive(Debug, Clone)]
+pub struct Bins {
+    pub icnfwd: PathBuf,
+    pub icncat: PathBuf,
+    pub icnput: PathBuf,
+    /// "release", "debug" or "ICN_TESTBED_BIN_DIR".
+    pub origin: String,
+}
+
+impl Bins {
+    fn in_dir(dir: &Path, origin: &str) -> Result<Bins, String> {
+        let b = Bins {
+            icnfwd: dir.join("icnfwd"),
+            icncat: dir.join("icncat"),
+            icnput: dir.join("icnput"),
+            origin: origin.to_string(),
+        };
+        for p in [&b.icnfwd, &b.icncat, &b.icnput] {
+            if !p.is_file() {
+                return Err(format!("{} is missing", p.display()));
+            }
+        }
+        Ok(b)
+    }
+
+    /// Whether the binaries are optimised (decides the CI rates).
+    pub fn is_release(&self) -> bool {
+        self.origin != "debug"
+    }
+}
+
+/// `<target>/<profile>` of the running test binary (`.../deps/<test>-<hash>`).
+fn profile_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let deps = exe.parent()?;
+    (deps.file_name()? == "deps").then(|| deps.parent().map(Path::to_path_buf))?
+}
+
+/// The binaries, built once per test process.
+pub fn bins() -> Result<Bins, String> {
+    static BINS: OnceLock<Result<Bins, String>> = OnceLock::new();
+    BINS.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("ICN_TESTBED_BIN_DIR") {
+            return Bins::in_dir(Path::new(&dir), "ICN_TESTBED_BIN_DIR");
+        }
+        let dir = profile_dir().ok_or("cannot tell the target directory of this test")?;
+        let release = dir.file_name().is_some_and(|n| n == "release");
+        let target = dir.parent().ok_or("target directory has no parent")?;
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--bins", "-p", "icn-forwarder", "-p", "icn-consumer"])
+            .arg("--manifest-path")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .env("CARGO_TARGET_DIR", target);
+        if release {
+            cmd.arg("--release");
+        }
+        eprintln!("testbed: building icnfwd/icncat/icnput ({})", if release { "release" } else { "debug" });
+        let out = cmd.output().map_err(|e| format!("running cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cargo build of the testbed binaries failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Bins::in_dir(&dir, if release { "release" } else { "debug" })
+    })
+    .clone()
+}

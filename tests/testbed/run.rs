@@ -1,0 +1,293 @@
+//! Runs one scenario under one scheme: producers, then consumers at their
+//! start times, a sampler reading every relevant node's face counters every
+//! 100 ms, and a final read of every node's drop counters.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::bins::Bins;
+use super::mgmt::{FaceSnapshot, MgmtConn};
+use super::results::{derive, RunResult};
+use super::scenario::{Flow, Scenario};
+use super::topo::{scheme_supported, toml_value, Caps, ChildGuard, Testbed};
+
+/// Sampling period of the face counters.
+pub const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
+
+/// Raw observations of one run, turned into figures by `results::derive`.
+pub struct RunData {
+    pub duration_s: f64,
+    /// Seconds since the run's time zero (first flow may start there).
+    pub samples: Vec<(f64, String, FaceSnapshot)>,
+    pub first: BTreeMap<String, FaceSnapshot>,
+    pub last: BTreeMap<String, FaceSnapshot>,
+    /// Flow name -> (consumer node, app face id), once it connected.
+    pub flow_faces: BTreeMap<String, (String, u64)>,
+    /// Flow name -> actual (start, stop) seconds.
+    pub flow_times: BTreeMap<String, (f64, f64)>,
+    /// Flow name -> icncat's --stats-json, when it wrote one.
+    pub flow_stats: BTreeMap<String, serde_json::Value>,
+    /// Flow name -> (exit was clean, log tail) for flows that failed.
+    pub flow_errors: BTreeMap<String, String>,
+    /// Measured link index -> (face id on `from`, reverse face id on `to`).
+    pub measured_faces: Vec<(u64, Option<u64>)>,
+    pub caps: Caps,
+}
+
+/// Serialises testbed runs inside one test process: they would compete
+/// for the two cores and distort each other's figures.
+pub fn lock() -> std::sync::MutexGuard<'static, ()> {
+    static L: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    L.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn consumer_args(sc: &Scenario, scheme: &str, f: &Flow) -> Vec<String> {
+    let mut a = Vec::new();
+    let cc = f.cc.clone().unwrap_or_else(|| match scheme {
+        "none" => "fixed".to_string(),
+        s => s.to_string(),
+    });
+    a.extend(["--cc".into(), cc.clone()]);
+    if cc == "fixed" && f.rate_bps.is_none() {
+        a.extend(["--init-cwnd".into(), sc.none_window.to_string()]);
+    }
+    if let Some(r) = f.rate_bps {
+        a.extend(["--rate".into(), format!("{}bps", r.round())]);
+    }
+    if cc == "ccc" {
+        let o = f.objective_bps.unwrap_or(1e9);
+        a.extend(["--objective".into(), format!("{}bps", o.round())]);
+    }
+    if cc == "qsccp" {
+        a.extend(["--class".into(), f.class.clone()]);
+    }
+    a
+}
+
+fn sparse_file(path: &PathBuf, len: u64) -> Result<(), String> {
+    let f = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    f.set_len(len.max(1)).map_err(|e| e.to_string())
+}
+
+/// Runs the scenario for `duration_s` (flow times scale with it).
+pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<RunResult, String> {
+    let probe_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let caps = Caps::probe(&bins.icnfwd, probe_dir.path());
+    if !caps.emulation {
+        eprintln!(
+            "testbed: WARNING: this icnfwd has no emulated_delay_ms/emulated_loss; links run without propagation delay"
+        );
+    }
+    let extra: String = sc
+        .cc_extra
+        .get(scheme)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k} = {}\n", toml_value(v)))
+        .collect();
+    scheme_supported(&bins.icnfwd, probe_dir.path(), scheme, &extra)
+        .map_err(|e| format!("icnfwd does not accept [cc] scheme = {scheme:?}: {e}"))?;
+
+    let scale = duration_s / sc.duration_s;
+    let mut tb = Testbed::build(sc, scheme, bins, caps)?;
+    let dir = tb.dir.path().to_path_buf();
+
+    // Producers first: one icnput per flow, serving a sparse file that
+    // lasts until the flow's stop time even at the fastest link on the way.
+    let max_cap = sc.links.iter().map(|l| l.capacity_bps).max().unwrap_or(1) as f64;
+    for f in &sc.flows {
+        let len = f.size_bytes.unwrap_or_else(|| {
+            ((f.stop_s - f.start_s) * scale * max_cap / 8.0 * 1.5).min(4e9) as u64
+        });
+        let file = dir.join(format!("{}.obj", f.name));
+        sparse_file(&file, len)?;
+        let mut cmd = tb.nodes[&f.producer].ns.command(bins.icnput.to_str().ok_or("path")?);
+        cmd.arg(format!("/{}", f.name))
+            .arg(&file)
+            .args(["--transport", &tb.transport(&f.producer)]);
+        let log = dir.join(format!("{}.icnput.log", f.name));
+        tb.procs
+            .push(ChildGuard::spawn(&format!("icnput {}", f.name), cmd, log)?);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for p in &mut tb.procs {
+        while !std::fs::read_to_string(&p.log)
+            .unwrap_or_default()
+            .contains("Published")
+        {
+            if !p.alive() || Instant::now() > deadline {
+                return Err(format!("{} did not register:\n{}", p.name, p.log_tail(10)));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    // Faces of the measured links.
+    let mut conns: BTreeMap<String, MgmtConn> = BTreeMap::new();
+    for (name, n) in &tb.nodes {
+        let c = MgmtConn::connect(&n.sock, Duration::from_secs(5))
+            .map_err(|e| format!("mgmt of {name}: {e}"))?;
+        conns.insert(name.clone(), c);
+    }
+    let mut first = BTreeMap::new();
+    for (name, c) in &mut conns {
+        first.insert(name.clone(), c.faces().map_err(|e| format!("faces of {name}: {e}"))?);
+    }
+    let find_face = |snap: &FaceSnapshot, addr: &str| {
+        snap.faces
+            .iter()
+            .find(|f| f.uri == format!("udp4://{addr}:6363"))
+            .map(|f| f.face_id)
+    };
+    let mut measured_faces = Vec::new();
+    for m in &sc.measure {
+        let to_addr = tb.addr_of(sc, &m.to, &m.from).expect("validated link");
+        let from_addr = tb.addr_of(sc, &m.from, &m.to).expect("validated link");
+        let fwd = find_face(&first[&m.from], &to_addr)
+            .ok_or_else(|| format!("no face on {} towards {}", m.from, m.to))?;
+        measured_faces.push((fwd, find_face(&first[&m.to], &from_addr)));
+    }
+
+    // The sampler polls consumer nodes (app faces) and measured-link ends.
+    let mut polled: BTreeSet<String> = sc.flows.iter().map(|f| f.consumer.clone()).collect();
+    for m in &sc.measure {
+        polled.insert(m.from.clone());
+        polled.insert(m.to.clone());
+    }
+    let t0 = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut sampler_conns: Vec<(String, MgmtConn)> = polled
+        .iter()
+        .map(|n| {
+            MgmtConn::connect(&tb.nodes[n].sock, Duration::from_secs(5))
+                .map(|c| (n.clone(), c))
+                .map_err(|e| format!("mgmt of {n}: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let stop2 = Arc::clone(&stop);
+    let sampler = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut next = Instant::now();
+        while !stop2.load(Ordering::Relaxed) {
+            for (n, c) in &mut sampler_conns {
+                if let Ok(s) = c.faces() {
+                    out.push((t0.elapsed().as_secs_f64(), n.clone(), s));
+                }
+            }
+            next += SAMPLE_PERIOD;
+            if let Some(d) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(d);
+            }
+        }
+        out
+    });
+
+    // The timeline: start and stop every flow at its (scaled) time.
+    let mut events: Vec<(f64, bool, usize)> = Vec::new();
+    for (i, f) in sc.flows.iter().enumerate() {
+        events.push((f.start_s * scale, true, i));
+        events.push((f.stop_s * scale, false, i));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut running: BTreeMap<usize, ChildGuard> = BTreeMap::new();
+    let mut flow_faces = BTreeMap::new();
+    let mut flow_times = BTreeMap::new();
+    let mut flow_errors = BTreeMap::new();
+    let mut starts = BTreeMap::new();
+    for (t, is_start, i) in events {
+        let f = &sc.flows[i];
+        if let Some(d) = Duration::from_secs_f64(t).checked_sub(t0.elapsed()) {
+            std::thread::sleep(d);
+        }
+        if is_start {
+            let conn = conns.get_mut(&f.consumer).expect("node conn");
+            let before: BTreeSet<u64> = conn
+                .faces()
+                .map_err(|e| e.to_string())?
+                .faces
+                .iter()
+                .map(|x| x.face_id)
+                .collect();
+            let mut cmd = tb.nodes[&f.consumer].ns.command(bins.icncat.to_str().ok_or("path")?);
+            cmd.arg(format!("/{}", f.name))
+                .args(["-o", "/dev/null", "-q", "--retries", "-1"])
+                .args(["--transport", &tb.transport(&f.consumer)])
+                .arg("--stats-json")
+                .arg(dir.join(format!("{}.stats.json", f.name)))
+                .args(consumer_args(sc, scheme, f));
+            let log = dir.join(format!("{}.icncat.log", f.name));
+            let started = t0.elapsed().as_secs_f64();
+            running.insert(i, ChildGuard::spawn(&format!("icncat {}", f.name), cmd, log)?);
+            starts.insert(i, started);
+            // Its app face: the new local face on the consumer's node.
+            let until = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < until {
+                let snap = conn.faces().map_err(|e| e.to_string())?;
+                if let Some(face) = snap
+                    .faces
+                    .iter()
+                    .filter(|x| x.face_scope == 1 && !before.contains(&x.face_id))
+                    .map(|x| x.face_id)
+                    .min()
+                {
+                    flow_faces.insert(f.name.clone(), (f.consumer.clone(), face));
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        } else if let Some(mut g) = running.remove(&i) {
+            let finished_early = !g.alive();
+            g.stop(Duration::from_millis(1500));
+            let stopped = t0.elapsed().as_secs_f64();
+            flow_times.insert(f.name.clone(), (starts[&i], stopped));
+            let status = g.child.wait().ok();
+            if finished_early && status.is_some_and(|s| !s.success()) {
+                flow_errors.insert(f.name.clone(), g.log_tail(5));
+            }
+            tb.procs.push(g);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let samples = sampler.join().map_err(|_| "sampler panicked")?;
+    let mut last = BTreeMap::new();
+    for (name, c) in &mut conns {
+        last.insert(name.clone(), c.faces().map_err(|e| format!("faces of {name}: {e}"))?);
+    }
+    let mut flow_stats = BTreeMap::new();
+    for f in &sc.flows {
+        let p = dir.join(format!("{}.stats.json", f.name));
+        if let Some(v) = std::fs::read(&p)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        {
+            flow_stats.insert(f.name.clone(), v);
+        }
+    }
+    let mut dead = String::new();
+    for (name, n) in &mut tb.nodes {
+        if let Some(g) = n.fwd.as_mut() {
+            if !g.alive() {
+                dead.push_str(&format!("icnfwd on {name} died:\n{}\n", g.log_tail(20)));
+            }
+        }
+    }
+    if !dead.is_empty() {
+        return Err(dead);
+    }
+    let data = RunData {
+        duration_s: t0.elapsed().as_secs_f64().max(duration_s),
+        samples,
+        first,
+        last,
+        flow_faces,
+        flow_times,
+        flow_stats,
+        flow_errors,
+        measured_faces,
+        caps,
+    };
+    Ok(derive(sc, scheme, &data))
+}
