@@ -2,56 +2,108 @@
 //! scheme inside real icnfwd processes, on the papers' topologies, with
 //! measured outcomes asserted. docs/testbed.md explains the harness.
 //!
-//! - CI subset (plain `cargo test`): the tests below without `#[ignore]`,
-//!   at each scenario's `ci_duration_s`.
-//! - Full set and table: `cargo test --release --test cc_scenarios -- --ignored --nocapture full_table`
+//! - CI subset (plain `cargo test`): the tests without `#[ignore]`, each
+//!   at its scenario's `ci_duration_s`.
+//! - Full set and the table: `cargo test --release --test cc_scenarios --
+//!   --ignored --nocapture full_table` (every scenario × scheme at
+//!   `duration_s`). `ICN_TESTBED_FULL=1` runs the single tests at full length.
 //!
 //! Without root or `ip netns` every test prints a loud SKIPPED banner.
 
 #[path = "testbed/mod.rs"]
 mod testbed;
 
-use testbed::results::{table_header, table_row, RunResult};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use testbed::results::{table_header, table_row, RunResult, RATE_WINDOW_S};
 use testbed::scenario::Scenario;
 
-/// Runs one scenario under one scheme; `None` when the machine cannot
-/// build namespaces (after saying so).
+fn full_mode() -> bool {
+    std::env::var_os("ICN_TESTBED_FULL").is_some_and(|v| v != "0")
+}
+
+/// Runs of this process, so cross-scheme checks reuse single-scheme runs.
+static CACHE: Mutex<BTreeMap<(String, String, bool), RunResult>> = Mutex::new(BTreeMap::new());
+
+/// Runs one scenario under one scheme (or returns the cached run); `None`
+/// when the machine cannot build namespaces (after saying so loudly).
 fn run_case(name: &str, scheme: &str, full: bool) -> Option<RunResult> {
     if !testbed::available_or_explain(&format!("{name}/{scheme}")) {
         return None;
     }
+    let key = (name.to_string(), scheme.to_string(), full);
+    let _serial = testbed::run::lock();
+    if let Some(r) = CACHE.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Some(r.clone());
+    }
     let sc = Scenario::load(&testbed::scenario_path(name)).unwrap_or_else(|e| panic!("{e}"));
     let bins = testbed::bins::bins().unwrap_or_else(|e| panic!("{e}"));
-    let _serial = testbed::run::lock();
     let duration = if full { sc.duration_s } else { sc.ci_duration_s };
     let r = testbed::run::run(&sc, scheme, duration, &bins)
         .unwrap_or_else(|e| panic!("{name}/{scheme}: {e}"));
     eprintln!("{}\n{}", table_header(), table_row(&r));
+    details(&r);
+    CACHE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, r.clone());
+    Some(r)
+}
+
+fn details(r: &RunResult) {
     if !r.drops_by_reason.is_empty() {
         eprintln!("  drops by reason: {:?}", r.drops_by_reason);
     }
     for f in &r.flows {
-        if let Some(e) = &f.error {
-            eprintln!("  flow {} failed: {e}", f.name);
-        }
+        let rtt = match (f.rtt_min_ms, f.rtt_p95_ms) {
+            (Some(a), Some(b)) => format!("rtt min {a:.1} p95 {b:.1} ms"),
+            _ => "no rtt samples".to_string(),
+        };
+        eprintln!(
+            "  flow {} [{}] {:.2} Mbit/s, {rtt}, nacks {}{}",
+            f.name,
+            f.class,
+            mbps(f.rate_last_half_bps),
+            f.nacks,
+            f.error.as_deref().map(|e| format!(", FAILED: {e}")).unwrap_or_default()
+        );
     }
-    Some(r)
 }
 
 fn mbps(bps: f64) -> f64 {
     bps / 1e6
 }
 
+fn assert_ok(errors: Vec<String>) {
+    assert!(errors.is_empty(), "\n{}", errors.join("\n"));
+}
+
+/// Flows that exited with an error invalidate any figure.
+fn check_flows_ran(r: &RunResult) -> Vec<String> {
+    r.flows
+        .iter()
+        .filter_map(|f| {
+            f.error
+                .as_ref()
+                .map(|e| format!("{}/{}: flow {} failed: {e}", r.scenario, r.scheme, f.name))
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------- checks
 
-/// Scenario 1 for one controlled scheme.
+/// Scenario 1 for one scheme.
 fn check_dumbbell(r: &RunResult) -> Vec<String> {
-    let mut e = Vec::new();
+    let mut e = check_flows_ran(r);
     let b = r.bottleneck();
     if r.scheme == "none" {
-        // The contrast: an uncontrolled window fills icnfwd's queue.
+        // The contrast: a window far above the BDP fills icnfwd's queue.
         if b.queue_p95_ms < 200.0 {
-            e.push(format!("none: p95 queue {:.0} ms, expected a bloated queue (>= 200 ms)", b.queue_p95_ms));
+            e.push(format!(
+                "none: p95 queue {:.0} ms, expected a bloated queue (>= 200 ms)",
+                b.queue_p95_ms
+            ));
         }
         return e;
     }
@@ -67,11 +119,12 @@ fn check_dumbbell(r: &RunResult) -> Vec<String> {
     e
 }
 
-/// Scenario 1 across schemes: rate-based queues below pcon's.
+/// Scenario 1 across schemes: the rate-based schemes queue less than pcon
+/// (bottleneck queue p95, from the forwarder's counters).
 fn check_dumbbell_delays(rs: &[RunResult]) -> Vec<String> {
     let mut e = Vec::new();
     let Some(pcon) = rs.iter().find(|r| r.scheme == "pcon") else {
-        return e;
+        return vec!["no pcon run to compare with".into()];
     };
     for r in rs.iter().filter(|r| matches!(r.scheme.as_str(), "rcp" | "mircc" | "qsccp")) {
         if r.bottleneck().queue_p95_ms >= pcon.bottleneck().queue_p95_ms {
@@ -86,22 +139,251 @@ fn check_dumbbell_delays(rs: &[RunResult]) -> Vec<String> {
     e
 }
 
-fn assert_ok(errors: Vec<String>) {
-    assert!(errors.is_empty(), "\n{}", errors.join("\n"));
+/// Scenario 2 for one scheme: it settles, fairly, and uses the link.
+fn check_arrival(r: &RunResult) -> Vec<String> {
+    let mut e = check_flows_ran(r);
+    if r.settling_s.is_none() {
+        e.push(format!("{}: never settled after the arrival", r.scheme));
+    }
+    if r.jain < 0.90 {
+        e.push(format!("{}: Jain {:.3} < 0.90 after the arrival", r.scheme, r.jain));
+    }
+    if r.bottleneck().utilisation < 0.85 {
+        e.push(format!(
+            "{}: utilisation {:.1}% < 85%",
+            r.scheme,
+            r.bottleneck().utilisation * 100.0
+        ));
+    }
+    e
+}
+
+/// Scenario 2: MIRCC settles faster than RCP, with less overshoot.
+fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
+    let mut e = Vec::new();
+    let inf = f64::INFINITY;
+    let (sm, sr) = (mircc.settling_s.unwrap_or(inf), rcp.settling_s.unwrap_or(inf));
+    // Equal within one rate window counts as not faster.
+    if !(sm + RATE_WINDOW_S <= sr || (sm.is_finite() && sr.is_infinite())) {
+        e.push(format!("mircc settling {sm:.1} s is not faster than rcp's {sr:.1} s"));
+    }
+    let (om, or) = (mircc.overshoot.unwrap_or(inf), rcp.overshoot.unwrap_or(inf));
+    if om > or {
+        e.push(format!(
+            "mircc overshoot {:.0}% is above rcp's {:.0}%",
+            om * 100.0,
+            or * 100.0
+        ));
+    }
+    e
+}
+
+/// Scenario 3: EF capped near 1 Mbit/s at near-propagation RTT, the AF2 :
+/// AF1 : BE shares 3 : 2 : 1 within 10%, no drops.
+fn check_qsccp_classes(r: &RunResult) -> Vec<String> {
+    let mut e = check_flows_ran(r);
+    let rate = |n: &str| r.flow(n).rate_last_half_bps;
+    let ef = mbps(rate("ef"));
+    if !(0.8..=1.15).contains(&ef) {
+        e.push(format!("EF {ef:.2} Mbit/s, expected its 1 Mbit/s cap (0.8..=1.15)"));
+    }
+    let be = rate("be").max(1.0);
+    for (class, want) in [("af2", 3.0), ("af1", 2.0)] {
+        let ratio = rate(class) / be;
+        if (ratio - want).abs() > 0.1 * want {
+            e.push(format!("{class}/be = {ratio:.2}, expected {want} ± 10%"));
+        }
+    }
+    if r.drops > 0 {
+        e.push(format!("{} Data drops, expected none", r.drops));
+    }
+    match (r.flow("ef").rtt_min_ms, r.flow("ef").rtt_p95_ms) {
+        (Some(min), Some(p95)) if p95 <= min + 10.0 => {}
+        (min, p95) => e.push(format!(
+            "EF RTT p95 {p95:?} ms not within 10 ms of its minimum {min:?} ms"
+        )),
+    }
+    if r.bottleneck().utilisation < 0.90 {
+        e.push(format!("utilisation {:.1}% < 90%", r.bottleneck().utilisation * 100.0));
+    }
+    e
+}
+
+/// Scenario 4: ≥ 18 Mbit/s over the two 10 Mbit/s paths for multipath
+/// schemes; best-route (none) about 10.
+fn check_diamond(r: &RunResult) -> Vec<String> {
+    let mut e = check_flows_ran(r);
+    let got = mbps(r.total_rate_bps());
+    if r.scheme == "none" {
+        if !(8.0..=11.0).contains(&got) {
+            e.push(format!("best-route got {got:.2} Mbit/s, expected about 10 (8..=11)"));
+        }
+    } else if got < 18.0 {
+        e.push(format!("{}: {got:.2} Mbit/s over two 10 Mbit/s paths, expected >= 18", r.scheme));
+    }
+    e
+}
+
+/// Scenario 5: the greedy flow keeps at most its share, the others ≥ 90%.
+fn check_greedy(r: &RunResult) -> Vec<String> {
+    let mut e = check_flows_ran(r);
+    let share = r.bottleneck().capacity_bps as f64 / r.flows.len() as f64;
+    let g = r.flow("g").rate_last_half_bps;
+    if g > 1.1 * share {
+        e.push(format!(
+            "greedy flow kept {:.2} Mbit/s, more than its share {:.2} (+10%)",
+            mbps(g),
+            mbps(share)
+        ));
+    }
+    for n in ["c1", "c2"] {
+        let x = r.flow(n).rate_last_half_bps;
+        if x < 0.9 * share {
+            e.push(format!(
+                "well-behaved {n} got {:.2} Mbit/s, below 90% of its share {:.2}",
+                mbps(x),
+                mbps(share)
+            ));
+        }
+    }
+    e
+}
+
+/// Scenario 6: per-link max-min on the shared link, A on its other path.
+fn check_ccc(r: &RunResult) -> Vec<String> {
+    let mut e = check_flows_ran(r);
+    let (a, b) = (mbps(r.flow("A").rate_last_half_bps), mbps(r.flow("B").rate_last_half_bps));
+    let shared = r.links[0].capacity_bps as f64 / 1e6;
+    if !(0.4 * shared..=0.65 * shared).contains(&b) {
+        e.push(format!("B got {b:.2} Mbit/s, expected about half of the shared {shared} Mbit/s"));
+    }
+    if a < 1.2 * shared {
+        e.push(format!("A got {a:.2} Mbit/s, expected its other path plus half the shared link (>= {:.1})", 1.2 * shared));
+    }
+    for l in &r.links {
+        if l.utilisation < 0.85 {
+            e.push(format!("{}->{} utilisation {:.1}% < 85%", l.from, l.to, l.utilisation * 100.0));
+        }
+    }
+    e
 }
 
 // ------------------------------------------------------------- CI subset
 
+macro_rules! case {
+    ($test:ident, $scenario:literal, $scheme:literal, $check:ident) => {
+        #[test]
+        fn $test() {
+            if let Some(r) = run_case($scenario, $scheme, full_mode()) {
+                assert_ok($check(&r));
+            }
+        }
+    };
+    ($test:ident, $scenario:literal, $scheme:literal, $check:ident, ignore = $why:literal) => {
+        #[test]
+        #[ignore = $why]
+        fn $test() {
+            if let Some(r) = run_case($scenario, $scheme, full_mode()) {
+                assert_ok($check(&r));
+            }
+        }
+    };
+}
+
+case!(dumbbell_none_contrast, "dumbbell", "none", check_dumbbell);
+case!(dumbbell_pcon, "dumbbell", "pcon", check_dumbbell);
+case!(dumbbell_rcp, "dumbbell", "rcp", check_dumbbell);
+case!(dumbbell_mircc, "dumbbell", "mircc", check_dumbbell);
+case!(dumbbell_ccc, "dumbbell", "ccc", check_dumbbell);
+case!(dumbbell_wincm, "dumbbell", "wincm", check_dumbbell);
+case!(dumbbell_qsccp, "dumbbell", "qsccp", check_dumbbell);
+
 #[test]
-fn dumbbell_none_contrast() {
-    if let Some(r) = run_case("dumbbell", "none", false) {
-        assert_ok(check_dumbbell(&r));
+fn dumbbell_rate_based_queue_below_pcon() {
+    let rs: Option<Vec<RunResult>> = ["pcon", "rcp", "mircc", "qsccp"]
+        .into_iter()
+        .map(|s| run_case("dumbbell", s, full_mode()))
+        .collect();
+    if let Some(rs) = rs {
+        assert_ok(check_dumbbell_delays(&rs));
     }
 }
 
+case!(arrival_rcp, "arrival", "rcp", check_arrival);
+case!(arrival_mircc, "arrival", "mircc", check_arrival);
+
 #[test]
-fn dumbbell_pcon() {
-    if let Some(r) = run_case("dumbbell", "pcon", false) {
-        assert_ok(check_dumbbell(&r));
+fn arrival_mircc_settles_faster_than_rcp() {
+    let (Some(m), Some(r)) = (
+        run_case("arrival", "mircc", full_mode()),
+        run_case("arrival", "rcp", full_mode()),
+    ) else {
+        return;
+    };
+    assert_ok(check_arrival_pair(&m, &r));
+}
+
+case!(qsccp_classes, "qsccp_classes", "qsccp", check_qsccp_classes);
+case!(diamond_best_route, "diamond", "none", check_diamond);
+case!(diamond_mircc, "diamond", "mircc", check_diamond);
+case!(diamond_wincm, "diamond", "wincm", check_diamond);
+case!(diamond_qsccp, "diamond", "qsccp", check_diamond);
+case!(greedy_qsccp, "greedy", "qsccp", check_greedy);
+case!(ccc_fig1, "ccc_fig1", "ccc", check_ccc);
+
+// -------------------------------------------------------------- full set
+
+/// Every scenario × scheme at full length: prints the table, then fails
+/// with every unmet expectation.
+#[test]
+#[ignore = "full scenario set (~8 min): cargo test --release --test cc_scenarios -- --ignored --nocapture full_table"]
+fn full_table() {
+    if !testbed::available_or_explain("full_table") {
+        return;
     }
+    let names = ["dumbbell", "arrival", "qsccp_classes", "diamond", "greedy", "ccc_fig1"];
+    let mut rows = Vec::new();
+    let mut errors = Vec::new();
+    for name in names {
+        let sc = Scenario::load(&testbed::scenario_path(name)).unwrap_or_else(|e| panic!("{e}"));
+        let mut runs = Vec::new();
+        for scheme in &sc.schemes {
+            let r = std::panic::catch_unwind(|| run_case(name, scheme, true));
+            match r {
+                Ok(Some(r)) => {
+                    rows.push(table_row(&r));
+                    runs.push(r);
+                }
+                Ok(None) => return,
+                Err(_) => {
+                    rows.push(format!("{name:<10} {scheme:<7} RUN FAILED (see above)"));
+                    errors.push(format!("{name}/{scheme}: run failed"));
+                }
+            }
+        }
+        for r in &runs {
+            errors.extend(match name {
+                "dumbbell" => check_dumbbell(r),
+                "arrival" => check_arrival(r),
+                "qsccp_classes" => check_qsccp_classes(r),
+                "diamond" => check_diamond(r),
+                "greedy" => check_greedy(r),
+                _ => check_ccc(r),
+            });
+        }
+        if name == "dumbbell" {
+            errors.extend(check_dumbbell_delays(&runs));
+        }
+        if name == "arrival" {
+            let find = |s: &str| runs.iter().find(|r| r.scheme == s);
+            if let (Some(m), Some(r)) = (find("mircc"), find("rcp")) {
+                errors.extend(check_arrival_pair(m, r));
+            }
+        }
+    }
+    eprintln!("\n{}", table_header());
+    for row in &rows {
+        eprintln!("{row}");
+    }
+    assert_ok(errors);
 }

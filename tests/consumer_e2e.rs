@@ -344,3 +344,183 @@ fn icncat_reports_a_missing_name_clearly() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("ERROR:"), "{err}");
 }
+
+/// Two forwarders both running `[cc] scheme`, A's face to B and B's
+/// on-demand face to A both at `capacity_bps` (A stamps and shapes on its
+/// face, B paces the Data it sends back). Returns (A, B, A's socket, B's socket).
+fn cc_pair(
+    dir: &Path,
+    scheme: &str,
+    prefix: &str,
+    capacity_bps: u64,
+) -> (Proc, Proc, PathBuf, PathBuf) {
+    let port_b = free_udp_port();
+    let port_a = free_udp_port();
+    let (b, sock_b) = forwarder(
+        dir,
+        "b",
+        &format!(
+            "[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\ndefault_capacity_bps = {capacity_bps}\n[cc]\nscheme = \"{scheme}\"\n"
+        ),
+    );
+    let extra_a = format!(
+        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{port_b}\"\ncapacity_bps = {capacity_bps}\n[[route]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:{port_b}\"\ncost = 1\n[cc]\nscheme = \"{scheme}\"\n"
+    );
+    let (a, sock_a) = forwarder(dir, "a", &extra_a);
+    std::thread::sleep(Duration::from_millis(1000));
+    (a, b, sock_a, sock_b)
+}
+
+/// A rate scheme without `--rate`/`--objective` follows what icnfwd stamps
+/// (RCP/MIRCC rates, CCC constraint, QSCCP TargetRate): the fetch completes
+/// and its goodput sits near the link capacity instead of the paper's
+/// initial rate (80-100 kbit/s) or the unlimited objective.
+fn rate_scheme_converges_without_rate(scheme: &str) {
+    const CAPACITY_BPS: u64 = 20_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = format!("/e2e/cc/{scheme}");
+    let (_a, _b, sock_a, sock_b) = cc_pair(dir.path(), scheme, &prefix, CAPACITY_BPS);
+    let input = dir.path().join("in.bin");
+    // About 2 s at the capacity.
+    let body = content(5_000_000);
+    std::fs::write(&input, &body).unwrap();
+    let _put = publish(&sock_b, &prefix, &input);
+    let out = dir.path().join("out.bin");
+    let json = dir.path().join("stats.json");
+    let json_s = json.display().to_string();
+    let summary = fetch(
+        &sock_a,
+        &prefix,
+        &out,
+        &["--cc", scheme, "--stats-json", &json_s, "--retries", "-1"],
+    );
+    assert!(
+        std::fs::read(&out).unwrap() == body,
+        "{scheme}: content differs"
+    );
+    let st: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let goodput = st["goodput_bps"].as_f64().unwrap();
+    let c = CAPACITY_BPS as f64;
+    eprintln!(
+        "{scheme}: goodput {:.2} Mbit/s over a {:.0} Mbit/s link\n{summary}",
+        goodput / 1e6,
+        c / 1e6
+    );
+    assert!(
+        goodput > 0.4 * c && goodput < 1.05 * c,
+        "{scheme}: goodput {goodput} bit/s, capacity {c} bit/s\n{summary}"
+    );
+    // The law followed the network: in the second half of the fetch its
+    // rate, in bit/s of Data, is near the link, not at the paper's initial
+    // rate nor at an unconstrained objective.
+    let size =
+        st["wire_bytes_received"].as_f64().unwrap() / st["segments_received"].as_f64().unwrap();
+    let series = st["series"].as_array().unwrap();
+    let mut rates: Vec<f64> = series[series.len() / 2..]
+        .iter()
+        .filter_map(|x| x["rate_ips"].as_f64())
+        .map(|ips| ips * 8.0 * size)
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    assert!(!rates.is_empty(), "{scheme}: no rate samples");
+    let median = rates[rates.len() / 2];
+    assert!(
+        median > 0.3 * c && median < 1.5 * c,
+        "{scheme}: the law's rate {median} bit/s did not follow the network (capacity {c} bit/s)"
+    );
+}
+
+#[test]
+fn rcp_converges_to_the_link_without_rate() {
+    rate_scheme_converges_without_rate("rcp");
+}
+
+#[test]
+fn mircc_converges_to_the_link_without_rate() {
+    rate_scheme_converges_without_rate("mircc");
+}
+
+/// Ignored: icnfwd's CCC (work in progress by another helper) returns a
+/// pace constraint of 10^9 Interests/s towards the consumer instead of one
+/// bounded by the 20 Mbit/s link, so the consumer (which reads it, see
+/// `icncat -v`) floods the link.
+#[test]
+#[ignore = "needs icnfwd cc wiring"]
+fn ccc_converges_to_the_link_without_objective() {
+    rate_scheme_converges_without_rate("ccc");
+}
+
+#[test]
+fn qsccp_converges_to_the_link_without_rate() {
+    rate_scheme_converges_without_rate("qsccp");
+}
+
+#[test]
+fn icnput_streams_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_fwd, sock) = forwarder(dir.path(), "a", "[udp]\nenabled = false\n");
+    let input = dir.path().join("in.bin");
+    let body = content(3_000_000);
+    std::fs::write(&input, &body).unwrap();
+    // A pipe (not a file redirect), so icnput spools it.
+    let mut child = Command::new(binary("icnput"))
+        .args([
+            "--transport",
+            &format!("unix://{}", sock.display()),
+            "/e2e/stdin",
+        ])
+        .arg("--spool-dir")
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feed = {
+        let body = body.clone();
+        std::thread::spawn(move || {
+            for chunk in body.chunks(65_536) {
+                std::io::Write::write_all(&mut stdin, chunk).unwrap();
+            }
+        })
+    };
+    let mut err = child.stderr.take().unwrap();
+    let mut buf = [0u8; 256];
+    let n = std::io::Read::read(&mut err, &mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).contains("Published"));
+    feed.join().unwrap();
+    let _put = Proc(child);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = dir.path().join("out.bin");
+    fetch(&sock, "/e2e/stdin", &out, &["--cc", "cubic"]);
+    assert!(std::fs::read(&out).unwrap() == body, "content differs");
+}
+
+/// `--cc rate --rate 8Mbps` through a 50 Mbit/s face: the Data rate over
+/// about 10 s is 8 Mbit/s ± 5 %.
+#[test]
+fn fixed_rate_is_honoured_through_a_faster_face() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_a, _b, sock_a, sock_b) = cc_pair(dir.path(), "none", "/e2e/rate", 50_000_000);
+    let input = dir.path().join("in.bin");
+    let body = content(9_900_000);
+    std::fs::write(&input, &body).unwrap();
+    let _put = publish(&sock_b, "/e2e/rate", &input);
+    let out = dir.path().join("out.bin");
+    let json = dir.path().join("stats.json");
+    let json_s = json.display().to_string();
+    let summary = fetch(
+        &sock_a,
+        "/e2e/rate",
+        &out,
+        &["--cc", "rate", "--rate", "8Mbps", "--stats-json", &json_s],
+    );
+    assert!(std::fs::read(&out).unwrap() == body, "content differs");
+    let st: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let elapsed = st["elapsed_s"].as_f64().unwrap();
+    let data_bps = st["wire_bytes_received"].as_f64().unwrap() * 8.0 / elapsed;
+    assert!(
+        (data_bps - 8e6).abs() < 0.05 * 8e6,
+        "Data rate {data_bps} bit/s over {elapsed} s\n{summary}"
+    );
+}

@@ -70,7 +70,12 @@ pub fn windowed_rates(s: &Series, t0: f64, t1: f64, w: f64) -> Vec<(f64, f64)> {
 /// end of the first window after which every flow's windowed rate stays
 /// within `band` (relative) of `target` until the end. `None` if never.
 /// `rates[i]` are `(window end, rate)` of flow i, all on the same windows.
-pub fn settling_time(rates: &[Vec<(f64, f64)>], t_change: f64, target: f64, band: f64) -> Option<f64> {
+pub fn settling_time(
+    rates: &[Vec<(f64, f64)>],
+    t_change: f64,
+    target: f64,
+    band: f64,
+) -> Option<f64> {
     let n = rates.iter().map(Vec::len).min()?;
     let ok = |k: usize| {
         rates
@@ -133,7 +138,9 @@ mod tests {
 
     #[test]
     fn rates_from_cumulative_counters() {
-        let s: Vec<(f64, f64)> = (0..=10).map(|i| (f64::from(i), f64::from(i) * 100.0)).collect();
+        let s: Vec<(f64, f64)> = (0..=10)
+            .map(|i| (f64::from(i), f64::from(i) * 100.0))
+            .collect();
         assert!((mean_rate(&s, 2.0, 6.0) - 100.0).abs() < 1e-9);
         assert!((mean_rate(&s, 2.5, 3.5) - 100.0).abs() < 1e-9);
         assert_eq!(value_at(&s, -1.0), Some(0.0));

@@ -78,7 +78,10 @@ impl MgmtConn {
             let mut chunk = [0u8; 16 * 1024];
             let n = self.stream.read(&mut chunk)?;
             if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "forwarder closed"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "forwarder closed",
+                ));
             }
             self.buf.extend_from_slice(&chunk[..n]);
         }
@@ -88,7 +91,10 @@ impl MgmtConn {
         let mut i = Interest::new(name);
         i.can_be_prefix = can_be_prefix;
         i.must_be_fresh = true;
-        self.nonce = self.nonce.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        self.nonce = self
+            .nonce
+            .wrapping_mul(1_664_525)
+            .wrapping_add(1_013_904_223);
         i.nonce = Some(self.nonce);
         i.lifetime = Some(Duration::from_millis(1000));
         self.stream.write_all(&i.encode())?;

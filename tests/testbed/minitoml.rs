@@ -151,8 +151,7 @@ fn bracket_depth(s: &str) -> i32 {
 
 fn bare_key(k: &str, line: usize) -> Result<String, TomlError> {
     if !k.is_empty()
-        && k
-            .chars()
+        && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
         Ok(k.to_string())

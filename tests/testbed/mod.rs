@@ -19,7 +19,8 @@ use std::path::PathBuf;
 
 /// `configs/scenarios/<name>.toml`.
 pub fn scenario_path(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/scenarios")).join(format!("{name}.toml"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/scenarios"))
+        .join(format!("{name}.toml"))
 }
 
 /// Whether namespaces can be built here; prints why not, loudly.

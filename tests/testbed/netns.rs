@@ -49,7 +49,11 @@ pub fn remove_stale() {
         let Some(rest) = name.strip_prefix("icnt") else {
             continue;
         };
-        let pid: u32 = rest.split('x').next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let pid: u32 = rest
+            .split('x')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
         if pid != 0 && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             kill_all_in(name);
             let _ = Command::new("ip").args(["netns", "del", name]).status();
@@ -150,16 +154,43 @@ pub fn connect(a: &Netns, b: &Netns, tbf_rate_bps: Option<u64>) -> io::Result<Ve
         addr: format!("10.211.{hi}.{}", lo + 2),
     };
     run(&[
-        "ip", "link", "add", &end_a.ifname, "netns", a.name(), "type", "veth", "peer", "name",
-        &end_b.ifname, "netns", b.name(),
+        "ip",
+        "link",
+        "add",
+        &end_a.ifname,
+        "netns",
+        a.name(),
+        "type",
+        "veth",
+        "peer",
+        "name",
+        &end_b.ifname,
+        "netns",
+        b.name(),
     ])?;
     for (ns, end) in [(a, &end_a), (b, &end_b)] {
-        ns.ip(&["addr", "add", &format!("{}/30", end.addr), "dev", &end.ifname])?;
+        ns.ip(&[
+            "addr",
+            "add",
+            &format!("{}/30", end.addr),
+            "dev",
+            &end.ifname,
+        ])?;
         ns.ip(&["link", "set", &end.ifname, "up"])?;
         if let Some(rate) = tbf_rate_bps {
             ns.tc(&[
-                "qdisc", "add", "dev", &end.ifname, "root", "tbf", "rate",
-                &format!("{rate}bit"), "burst", "64kb", "latency", "100ms",
+                "qdisc",
+                "add",
+                "dev",
+                &end.ifname,
+                "root",
+                "tbf",
+                "rate",
+                &format!("{rate}bit"),
+                "burst",
+                "64kb",
+                "latency",
+                "100ms",
             ])?;
         }
     }

@@ -31,8 +31,9 @@ pub struct FlowResult {
     /// (window end, bit/s) over the whole flow.
     pub rates: Vec<(f64, f64)>,
     pub nacks: u64,
-    /// From icncat's --stats-json, when written (flows that completed).
-    pub rtt_avg_ms: Option<f64>,
+    /// Smallest RTT sample (≈ propagation + transmission), ms.
+    pub rtt_min_ms: Option<f64>,
+    /// 95th percentile of the RTT samples of the flow's second half, ms.
     pub rtt_p95_ms: Option<f64>,
     pub error: Option<String>,
 }
@@ -63,10 +64,11 @@ pub struct RunResult {
     pub drops_by_reason: BTreeMap<String, u64>,
     /// Jain's index over the flows active during the whole last half.
     pub jain: f64,
-    /// After the last flow arrival: time until every flow stays within
-    /// ±SETTLING_BAND of the equal share; `None` = never (or no arrival).
+    /// After the last flow arrival: time until every flow's windowed rate
+    /// stays within ±SETTLING_BAND of its own final rate; `None` = never
+    /// (or no arrival).
     pub settling_s: Option<f64>,
-    /// Largest excursion of a joining flow above the equal share.
+    /// Largest excursion of a joining flow above its final rate (relative).
     pub overshoot: Option<f64>,
     pub has_arrival: bool,
     pub emulation: bool,
@@ -82,12 +84,24 @@ impl RunResult {
     pub fn bottleneck(&self) -> &LinkResult {
         &self.links[0]
     }
+    /// Worst flow's p95 RTT above its minimum RTT: the queueing (and
+    /// shaping) delay its consumer saw, end to end.
+    pub fn flow_queueing_p95_ms(&self) -> Option<f64> {
+        self.flows
+            .iter()
+            .filter_map(|f| Some(f.rtt_p95_ms? - f.rtt_min_ms?))
+            .reduce(f64::max)
+    }
     pub fn total_rate_bps(&self) -> f64 {
         self.flows.iter().map(|f| f.rate_last_half_bps).sum()
     }
 }
 
-fn series(samples: &[(f64, String, FaceSnapshot)], node: &str, f: impl Fn(&FaceSnapshot) -> Option<f64>) -> Vec<(f64, f64)> {
+fn series(
+    samples: &[(f64, String, FaceSnapshot)],
+    node: &str,
+    f: impl Fn(&FaceSnapshot) -> Option<f64>,
+) -> Vec<(f64, f64)> {
     samples
         .iter()
         .filter(|(_, n, _)| n == node)
@@ -115,7 +129,9 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
         let (start, stop) = d.flow_times.get(&f.name).copied().unwrap_or((0.0, 0.0));
         let (bytes, nacks) = match d.flow_faces.get(&f.name) {
             Some((node, id)) => {
-                let b = series(&d.samples, node, |s| s.face(*id).map(|x| x.n_out_bytes as f64));
+                let b = series(&d.samples, node, |s| {
+                    s.face(*id).map(|x| x.n_out_bytes as f64)
+                });
                 let n = d
                     .samples
                     .iter()
@@ -127,18 +143,19 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             }
             None => (Vec::new(), 0),
         };
+        // A flow that completed early stops where its face vanished.
+        let stop = bytes.last().map_or(stop, |(t, _)| stop.min(t + 0.1));
         let (a, b) = (start.max(half), stop.min(t_end));
-        let rate = if b > a { mean_rate(&bytes, a, b) * 8.0 } else { 0.0 };
+        let rate = if b > a {
+            mean_rate(&bytes, a, b) * 8.0
+        } else {
+            0.0
+        };
         let rates: Vec<(f64, f64)> = windowed_rates(&bytes, start, stop, RATE_WINDOW_S)
             .into_iter()
             .map(|(t, r)| (t, r * 8.0))
             .collect();
-        let st = d.flow_stats.get(&f.name);
-        let srtts: Vec<f64> = st
-            .and_then(|v| v.get("series"))
-            .and_then(|s| s.as_array())
-            .map(|a| a.iter().filter_map(|x| x.get("srtt_ms")?.as_f64()).collect())
-            .unwrap_or_default();
+        let rtts = d.flow_rtts.get(&f.name).map_or(&[][..], Vec::as_slice);
         flows.push(FlowResult {
             name: f.name.clone(),
             class: f.class.clone(),
@@ -147,8 +164,8 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             rate_last_half_bps: rate,
             rates,
             nacks,
-            rtt_avg_ms: st.and_then(|v| v.get("rtt_avg_ms")?.as_f64()),
-            rtt_p95_ms: percentile(&srtts, 0.95),
+            rtt_min_ms: rtts.iter().copied().reduce(f64::min),
+            rtt_p95_ms: percentile(&rtts[rtts.len() / 2..], 0.95),
             error: d.flow_errors.get(&f.name).cloned(),
         });
     }
@@ -156,17 +173,26 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
     let mut links = Vec::new();
     for (m, &(fwd, rev)) in sc.measure.iter().zip(&d.measured_faces) {
         let cap = sc.link(&m.from, &m.to).expect("validated").capacity_bps;
-        let bytes = series(&d.samples, &m.from, |s| s.face(fwd).map(|x| x.n_out_bytes as f64));
+        let bytes = series(&d.samples, &m.from, |s| {
+            s.face(fwd).map(|x| x.n_out_bytes as f64)
+        });
         let utilisation = mean_rate(&bytes, half, t_end) * 8.0 / cap as f64;
         // Average Data size on this face, to express queued Interests as time.
         let data_size = match (d.first[&m.from].face(fwd), d.last[&m.from].face(fwd)) {
             (Some(a), Some(b)) if b.counters.n_out_data > a.counters.n_out_data => {
-                (b.n_out_bytes - a.n_out_bytes) as f64 / (b.counters.n_out_data - a.counters.n_out_data) as f64
+                (b.n_out_bytes - a.n_out_bytes) as f64
+                    / (b.counters.n_out_data - a.counters.n_out_data) as f64
             }
             _ => 8200.0,
         };
-        let data_q = series(&d.samples, &m.from, |s| s.state(fwd).map(|x| x.queue_data_bytes as f64));
-        let int_q = rev.map(|r| series(&d.samples, &m.to, |s| s.state(r).map(|x| x.queue_interests as f64)));
+        let data_q = series(&d.samples, &m.from, |s| {
+            s.state(fwd).map(|x| x.queue_data_bytes as f64)
+        });
+        let int_q = rev.map(|r| {
+            series(&d.samples, &m.to, |s| {
+                s.state(r).map(|x| x.queue_interests as f64)
+            })
+        });
         let delays: Vec<f64> = data_q
             .iter()
             .filter(|(t, _)| *t >= half)
@@ -225,35 +251,52 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             .filter(|f| f.start_s <= tj + 0.5 && f.stop_s >= t_end - 0.5)
             .collect();
         let tail = t_end - (t_end - tj) / 4.0;
-        // Equal share of what the flows achieve at the end (the achievable
-        // capacity, whatever the header overhead).
-        let share = active
+        // Each flow's final rate: its mean over the last quarter after the
+        // join (the allocation the scheme converged to, fair or not; the
+        // scenarios check fairness separately).
+        let finals: Vec<f64> = active
             .iter()
             .map(|f| {
-                let w: Vec<&(f64, f64)> = f.rates.iter().filter(|(t, _)| *t > tail).collect();
-                w.iter().map(|(_, r)| r).sum::<f64>() / w.len().max(1) as f64
+                let w: Vec<f64> = f
+                    .rates
+                    .iter()
+                    .filter(|(t, _)| *t > tail)
+                    .map(|x| x.1)
+                    .collect();
+                w.iter().sum::<f64>() / w.len().max(1) as f64
             })
-            .sum::<f64>()
-            / active.len().max(1) as f64;
-        if share > 0.0 {
-            // Align everyone on the windows after the join.
-            let aligned: Vec<Vec<(f64, f64)>> = active
+            .collect();
+        if !active.is_empty() && finals.iter().all(|x| *x > 0.0) {
+            // Normalised by the final rate, so one band fits every flow;
+            // aligned on the windows after the join.
+            let norm: Vec<Vec<(f64, f64)>> = active
                 .iter()
-                .map(|f| f.rates.iter().copied().filter(|(t, _)| *t > tj).collect())
+                .zip(&finals)
+                .map(|(f, fin)| {
+                    f.rates
+                        .iter()
+                        .filter(|(t, _)| *t > tj)
+                        .map(|(t, r)| (*t, r / fin))
+                        .collect()
+                })
                 .collect();
-            let n = aligned.iter().map(Vec::len).min().unwrap_or(0);
-            let aligned: Vec<Vec<(f64, f64)>> = aligned.into_iter().map(|mut v| {
-                let k = v.len() - n;
-                v.drain(..k);
-                v
-            }).collect();
-            settling_s = settling_time(&aligned, tj, share, SETTLING_BAND);
+            let n = norm.iter().map(Vec::len).min().unwrap_or(0);
+            let aligned: Vec<Vec<(f64, f64)>> = norm
+                .into_iter()
+                .map(|mut v| {
+                    let k = v.len() - n;
+                    v.drain(..k);
+                    v
+                })
+                .collect();
+            settling_s = settling_time(&aligned, tj, 1.0, SETTLING_BAND);
             let joiners: Vec<Vec<(f64, f64)>> = active
                 .iter()
-                .filter(|f| f.start_s > 1.0)
-                .map(|f| f.rates.clone())
+                .zip(&aligned)
+                .filter(|(f, _)| f.start_s > 1.0)
+                .map(|(_, v)| v.clone())
                 .collect();
-            over = Some(overshoot(&joiners, tj, share));
+            over = Some(overshoot(&joiners, tj, 1.0));
         }
     }
 
@@ -276,8 +319,19 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
 /// The table header.
 pub fn table_header() -> String {
     format!(
-        "{:<10} {:<7} {:>7} {:>6} {:>8} {:>7} {:>7} {:>7} {:>8} {:>7}  {}",
-        "scenario", "scheme", "util%", "jain", "p95q_ms", "drops", "marks", "nacks", "settle_s", "over%", "flows Mbit/s (last half)"
+        "{:<10} {:<7} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>8} {:>6}  {}",
+        "scenario",
+        "scheme",
+        "util%",
+        "jain",
+        "p95q_ms",
+        "rttq_ms",
+        "drops",
+        "marks",
+        "nacks",
+        "settle_s",
+        "over%",
+        "flows Mbit/s (last half)"
     )
 }
 
@@ -299,12 +353,14 @@ pub fn table_row(r: &RunResult) -> String {
         .overshoot
         .map_or_else(|| "-".to_string(), |o| format!("{:.0}", o * 100.0));
     let mut s = format!(
-        "{:<10} {:<7} {:>7.1} {:>6.3} {:>8.1} {:>7} {:>7} {:>7} {:>8} {:>7}  {}",
+        "{:<10} {:<7} {:>6.1} {:>6.3} {:>8.1} {:>8} {:>6} {:>6} {:>6} {:>8} {:>6}  {}",
         r.scenario,
         r.scheme,
         b.utilisation * 100.0,
         r.jain,
         b.queue_p95_ms,
+        r.flow_queueing_p95_ms()
+            .map_or_else(|| "-".to_string(), |q| format!("{q:.1}")),
         r.drops,
         b.marks,
         nacks,
@@ -313,7 +369,13 @@ pub fn table_row(r: &RunResult) -> String {
         flows.join(" ")
     );
     for l in &r.links[1..] {
-        let _ = write!(s, " | {}->{} util {:.1}%", l.from, l.to, l.utilisation * 100.0);
+        let _ = write!(
+            s,
+            " | {}->{} util {:.1}%",
+            l.from,
+            l.to,
+            l.utilisation * 100.0
+        );
     }
     if !r.emulation {
         s.push_str(" (no delay emulation)");

@@ -12,7 +12,7 @@ use super::bins::Bins;
 use super::mgmt::{FaceSnapshot, MgmtConn};
 use super::results::{derive, RunResult};
 use super::scenario::{Flow, Scenario};
-use super::topo::{scheme_supported, toml_value, Caps, ChildGuard, Testbed};
+use super::topo::{cc_section, cc_supported, Caps, ChildGuard, Testbed};
 
 /// Sampling period of the face counters.
 pub const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
@@ -30,7 +30,10 @@ pub struct RunData {
     pub flow_times: BTreeMap<String, (f64, f64)>,
     /// Flow name -> icncat's --stats-json, when it wrote one.
     pub flow_stats: BTreeMap<String, serde_json::Value>,
-    /// Flow name -> (exit was clean, log tail) for flows that failed.
+    /// Flow name -> RTT samples (ms) in arrival order, from `--log-rtt`
+    /// (a killed icncat loses at most its last unflushed 8 KiB).
+    pub flow_rtts: BTreeMap<String, Vec<f64>>,
+    /// Flow name -> log tail, for flows that exited with an error.
     pub flow_errors: BTreeMap<String, String>,
     /// Measured link index -> (face id on `from`, reverse face id on `to`).
     pub measured_faces: Vec<(u64, Option<u64>)>,
@@ -81,15 +84,12 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
             "testbed: WARNING: this icnfwd has no emulated_delay_ms/emulated_loss; links run without propagation delay"
         );
     }
-    let extra: String = sc
-        .cc_extra
-        .get(scheme)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k} = {}\n", toml_value(v)))
-        .collect();
-    scheme_supported(&bins.icnfwd, probe_dir.path(), scheme, &extra)
-        .map_err(|e| format!("icnfwd does not accept [cc] scheme = {scheme:?}: {e}"))?;
+    cc_supported(
+        &bins.icnfwd,
+        probe_dir.path(),
+        &cc_section(sc, scheme, caps),
+    )
+    .map_err(|e| format!("icnfwd does not accept [cc] scheme = {scheme:?}: {e}"))?;
 
     let scale = duration_s / sc.duration_s;
     let mut tb = Testbed::build(sc, scheme, bins, caps)?;
@@ -104,7 +104,9 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
         });
         let file = dir.join(format!("{}.obj", f.name));
         sparse_file(&file, len)?;
-        let mut cmd = tb.nodes[&f.producer].ns.command(bins.icnput.to_str().ok_or("path")?);
+        let mut cmd = tb.nodes[&f.producer]
+            .ns
+            .command(bins.icnput.to_str().ok_or("path")?);
         cmd.arg(format!("/{}", f.name))
             .arg(&file)
             .args(["--transport", &tb.transport(&f.producer)]);
@@ -134,7 +136,10 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
     }
     let mut first = BTreeMap::new();
     for (name, c) in &mut conns {
-        first.insert(name.clone(), c.faces().map_err(|e| format!("faces of {name}: {e}"))?);
+        first.insert(
+            name.clone(),
+            c.faces().map_err(|e| format!("faces of {name}: {e}"))?,
+        );
     }
     let find_face = |snap: &FaceSnapshot, addr: &str| {
         snap.faces
@@ -211,16 +216,23 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
                 .iter()
                 .map(|x| x.face_id)
                 .collect();
-            let mut cmd = tb.nodes[&f.consumer].ns.command(bins.icncat.to_str().ok_or("path")?);
+            let mut cmd = tb.nodes[&f.consumer]
+                .ns
+                .command(bins.icncat.to_str().ok_or("path")?);
             cmd.arg(format!("/{}", f.name))
                 .args(["-o", "/dev/null", "-q", "--retries", "-1"])
                 .args(["--transport", &tb.transport(&f.consumer)])
                 .arg("--stats-json")
                 .arg(dir.join(format!("{}.stats.json", f.name)))
+                .arg("--log-rtt")
+                .arg(dir.join(format!("{}.rtt.tsv", f.name)))
                 .args(consumer_args(sc, scheme, f));
             let log = dir.join(format!("{}.icncat.log", f.name));
             let started = t0.elapsed().as_secs_f64();
-            running.insert(i, ChildGuard::spawn(&format!("icncat {}", f.name), cmd, log)?);
+            running.insert(
+                i,
+                ChildGuard::spawn(&format!("icncat {}", f.name), cmd, log)?,
+            );
             starts.insert(i, started);
             // Its app face: the new local face on the consumer's node.
             let until = Instant::now() + Duration::from_secs(5);
@@ -254,7 +266,10 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
     let samples = sampler.join().map_err(|_| "sampler panicked")?;
     let mut last = BTreeMap::new();
     for (name, c) in &mut conns {
-        last.insert(name.clone(), c.faces().map_err(|e| format!("faces of {name}: {e}"))?);
+        last.insert(
+            name.clone(),
+            c.faces().map_err(|e| format!("faces of {name}: {e}"))?,
+        );
     }
     let mut flow_stats = BTreeMap::new();
     for f in &sc.flows {
@@ -265,6 +280,18 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
         {
             flow_stats.insert(f.name.clone(), v);
         }
+    }
+    let mut flow_rtts = BTreeMap::new();
+    for f in &sc.flows {
+        let p = dir.join(format!("{}.rtt.tsv", f.name));
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        // segment, rtt, rttvar, srtt, rto (ms); a header line first.
+        let rtts: Vec<f64> = text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split('\t').nth(1)?.parse().ok())
+            .collect();
+        flow_rtts.insert(f.name.clone(), rtts);
     }
     let mut dead = String::new();
     for (name, n) in &mut tb.nodes {
@@ -278,13 +305,14 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
         return Err(dead);
     }
     let data = RunData {
-        duration_s: t0.elapsed().as_secs_f64().max(duration_s),
+        duration_s,
         samples,
         first,
         last,
         flow_faces,
         flow_times,
         flow_stats,
+        flow_rtts,
         flow_errors,
         measured_faces,
         caps,

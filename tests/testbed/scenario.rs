@@ -76,7 +76,8 @@ pub struct Scenario {
 }
 
 fn field<'a>(obj: &'a Value, key: &str, ctx: &str) -> Result<&'a Value, String> {
-    obj.get(key).ok_or_else(|| format!("{ctx}: missing `{key}`"))
+    obj.get(key)
+        .ok_or_else(|| format!("{ctx}: missing `{key}`"))
 }
 
 fn string(obj: &Value, key: &str, ctx: &str) -> Result<String, String> {
@@ -126,8 +127,7 @@ fn check_keys(obj: &Value, known: &[&str], ctx: &str) -> Result<(), String> {
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Scenario::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -138,8 +138,7 @@ impl Scenario {
             let ok = KNOWN_TOP.contains(&k.as_str())
                 || k == "link"
                 || k == "flow"
-                || k
-                    .strip_prefix("cc_")
+                || k.strip_prefix("cc_")
                     .is_some_and(|s| SCHEMES.contains(&s) && k != "cc_period_ms");
             if !ok {
                 return Err(format!("unknown key `{k}`"));
@@ -171,7 +170,10 @@ impl Scenario {
             let ctx = format!("node[{i}]");
             check_keys(n, &["name"], &ctx)?;
             let name = string(n, "name", &ctx)?;
-            if name.is_empty() || name.len() > 12 || !name.chars().all(|c| c.is_ascii_alphanumeric()) {
+            if name.is_empty()
+                || name.len() > 12
+                || !name.chars().all(|c| c.is_ascii_alphanumeric())
+            {
                 return Err(format!("{ctx}: name must be 1-12 ASCII letters/digits"));
             }
             if nodes.iter().any(|x: &Node| x.name == name) {
@@ -211,8 +213,16 @@ impl Scenario {
             check_keys(
                 f,
                 &[
-                    "name", "consumer", "producer", "start_s", "stop_s", "class",
-                    "objective_mbps", "cc", "rate_mbps", "size_mb",
+                    "name",
+                    "consumer",
+                    "producer",
+                    "start_s",
+                    "stop_s",
+                    "class",
+                    "objective_mbps",
+                    "cc",
+                    "rate_mbps",
+                    "size_mb",
                 ],
                 &ctx,
             )?;
@@ -232,7 +242,11 @@ impl Scenario {
                 producer,
                 start_s,
                 stop_s,
-                class: f.get("class").and_then(Value::as_str).unwrap_or("be").to_owned(),
+                class: f
+                    .get("class")
+                    .and_then(Value::as_str)
+                    .unwrap_or("be")
+                    .to_owned(),
                 objective_bps: opt_f64(f, "objective_mbps", &ctx)?.map(|m| m * 1e6),
                 cc: f.get("cc").and_then(Value::as_str).map(str::to_owned),
                 rate_bps: opt_f64(f, "rate_mbps", &ctx)?.map(|m| m * 1e6),
@@ -362,7 +376,9 @@ impl Scenario {
 }
 
 fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]
@@ -432,7 +448,9 @@ mod tests {
     #[test]
     fn bad_files_are_rejected() {
         let bad = DIAMOND.replace("schemes = [\"none\", \"mircc\"]", "schemes = [\"tcp\"]");
-        assert!(Scenario::parse(&bad).unwrap_err().contains("unknown scheme"));
+        assert!(Scenario::parse(&bad)
+            .unwrap_err()
+            .contains("unknown scheme"));
         let bad = DIAMOND.replace("[[flow]]", "[[flow]]\nbogus = 1");
         assert!(Scenario::parse(&bad).unwrap_err().contains("bogus"));
         let bad = DIAMOND.replace("measure = [[\"x\", \"r\"]]", "measure = [[\"c\", \"p\"]]");

@@ -301,6 +301,9 @@ impl Fetcher {
         tracing::debug!(
             segment = seg,
             mark = fb.congestion_mark,
+            rate_bps = ?fb.primary_rate_bps,
+            constraint_ips = ?fb.pace_constraint_ips,
+            target_bps = ?fb.target_rate_bps,
             rto_ms = self.pipeline.rtt().rto().as_secs_f64() * 1e3,
             "received segment"
         );

@@ -14,6 +14,7 @@ pub mod feedback;
 pub mod fetch;
 pub mod logs;
 pub mod mgmt;
+pub mod multicast;
 pub mod pipeline;
 pub mod publisher;
 pub mod rate;

@@ -53,6 +53,8 @@ pub struct Config {
     pub route: Vec<RouteConfig>,
     pub strategy: Vec<StrategyConfig>,
     pub cc: CcConfig,
+    /// SRMCC multicast groups (tree-node defaults); not the UDP `[multicast]` face.
+    pub multicast_groups: McastConfig,
 }
 
 impl Default for Config {
@@ -69,6 +71,7 @@ impl Default for Config {
             route: Vec::new(),
             strategy: Vec::new(),
             cc: CcConfig::default(),
+            multicast_groups: McastConfig::default(),
         }
     }
 }
@@ -231,6 +234,7 @@ pub struct StrategyConfig {
 }
 
 pub use crate::cc::{CcConfig, CcScheme};
+pub use crate::mcast::McastConfig;
 
 /// A validated route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,6 +269,9 @@ impl Config {
             return Err(invalid("multicast.group", "not a multicast address"));
         }
         if let Err((key, why)) = self.cc.validate() {
+            return Err(invalid(key, why));
+        }
+        if let Err((key, why)) = self.multicast_groups.validate() {
             return Err(invalid(key, why));
         }
         for (i, f) in self.face.iter().enumerate() {
@@ -377,6 +384,7 @@ impl Config {
             cs_max_bytes: self.tables.cs_max_bytes,
             dead_nonce_max: self.tables.dead_nonce_max,
             cc: self.cc.clone(),
+            multicast_groups: self.multicast_groups.clone(),
             ..Default::default()
         }
     }

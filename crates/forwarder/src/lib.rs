@@ -3,6 +3,7 @@
 //! - [`cc`]: congestion-control schemes wired into the engine through cc-core.
 //! - [`engine`]: the deterministic forwarding state machine (FIB, PIT, CS,
 //!   strategies, per-face queues). No socket, clock or thread inside.
+//! - [`mcast`]: multicast groups (SRMCC tree node) behind the engine's multicast hook.
 //! - [`mgmt`]: the NFD management protocol subset, answering through the engine.
 //! - [`node`]: engine + manager as one object driven by the shell or by tests.
 //! - [`config`]: the TOML configuration.
@@ -13,6 +14,7 @@ pub mod cc;
 pub mod config;
 pub mod daemon;
 pub mod engine;
+pub mod mcast;
 pub mod mgmt;
 pub mod node;
 pub mod testing;

@@ -8,12 +8,24 @@ mod cc_common;
 use cc_common::*;
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::testing::flows::{drive, LawFlow};
-use icn_forwarder::testing::Network;
+use icn_forwarder::testing::{AppId, Network};
+use cc_core::{ConsumerLaw, LawKind, Timestamp};
 
 const CAP_MBPS: u64 = 20;
 const RUN_MS: u64 = 8_000;
 
 fn dumbbell(scheme: CcScheme, n: usize, none_window: f64) -> Outcome {
+    dumbbell_with(scheme, n, |app, prefix, start, stop| {
+        LawFlow::new(app, prefix, law(scheme, none_window), start, stop)
+    })
+}
+
+/// The dumbbell with the flows `mk(app, prefix, start, stop)` builds.
+fn dumbbell_with<L: ConsumerLaw>(
+    scheme: CcScheme,
+    n: usize,
+    mut mk: impl FnMut(AppId, &str, Timestamp, Timestamp) -> LawFlow<L>,
+) -> Outcome {
     let mut net = Network::new(7);
     let a = net.add_node(engine(scheme));
     let b = net.add_node(engine(scheme));
@@ -25,13 +37,7 @@ fn dumbbell(scheme: CcScheme, n: usize, none_window: f64) -> Outcome {
     let mut flows: Vec<_> = (0..n)
         .map(|i| {
             let app = net.add_consumer(a);
-            LawFlow::new(
-                app,
-                &format!("/p/f{i}"),
-                law(scheme, none_window),
-                at(i as u64 * 100),
-                at(RUN_MS),
-            )
+            mk(app, &format!("/p/f{i}"), at(i as u64 * 100), at(RUN_MS))
         })
         .collect();
     drive(&mut net, &mut flows, at(RUN_MS), ms(1));
@@ -126,4 +132,21 @@ fn no_congestion_control_with_a_large_window_bloats_and_drops() {
     let mircc = dumbbell(CcScheme::Mircc, 3, 0.0);
     assert!(o.data_drops > 0 || o.p95_queueing > mircc.p95_queueing * 4);
     assert!(o.p95_queueing > mircc.p95_queueing);
+}
+
+#[test]
+fn ccc_fills_the_bottleneck_fairly() {
+    header();
+    // icncat's CCC consumer: objective 20 Mbit/s each (more than the
+    // 6.7 Mbit/s share), pace = min(objective, returned constraint).
+    let o = icn_consumer::SchemeOptions {
+        objective: Some(icn_consumer::RateSpec::BitsPerSec(20e6)),
+        ..opts(LawKind::Ccc, 4000.0)
+    };
+    let c = dumbbell_with(CcScheme::Ccc, 3, |app, prefix, start, stop| {
+        scheme_flow(app, prefix, &o, start, stop, app.0 as u64)
+    });
+    println!("{}", c.row());
+    assert!(c.utilisation >= 0.90, "utilisation {:.3}", c.utilisation);
+    assert!(c.jain >= 0.95, "Jain {:.3}", c.jain);
 }

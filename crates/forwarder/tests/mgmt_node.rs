@@ -145,3 +145,84 @@ fn management_from_non_local_face_under_localhost_is_not_served() {
     assert!(drain(&mut n, now).is_empty());
     assert!(n.forwarder().fib_entries().next().is_none());
 }
+
+/// Sends `/localhost/nfd/<module>/<verb>/<params>` from `face`; returns the reply.
+fn command(
+    n: &mut Node,
+    face: FaceId,
+    module: &str,
+    verb: &str,
+    prefix: &str,
+    nonce: u32,
+) -> ControlResponse {
+    let now = Timestamp::from_millis(1);
+    let p = ControlParameters {
+        name: Some(prefix.parse().unwrap()),
+        ..Default::default()
+    };
+    let mut i = Interest::new(
+        format!("/localhost/nfd/{module}/{verb}")
+            .parse::<Name>()
+            .unwrap()
+            .append(Component::generic(p.encode())),
+    );
+    i.nonce = Some(nonce);
+    n.handle_packet(now, face, i.encode());
+    let out = drain(n, now);
+    assert_eq!(out.len(), 1, "one reply");
+    assert_eq!(out[0].face, face);
+    reply_of(&out[0]).1
+}
+
+/// Whether an Interest for `name` from `from` is forwarded to `to`.
+fn routed(n: &mut Node, from: FaceId, to: FaceId, name: &str, nonce: u32) -> bool {
+    let now = Timestamp::from_millis(1);
+    let mut i = Interest::new(name.parse().unwrap());
+    i.nonce = Some(nonce);
+    n.handle_packet(now, from, i.encode());
+    drain(n, now).iter().any(|t| t.face == to)
+}
+
+/// A 200 to rib/register is a promise: the FIB has the next hop, even when
+/// it had been removed behind the RIB's back (fib/remove-nexthop), which
+/// used to leave the RIB believing it installed and the Interest Nacked
+/// NoRoute after a successful re-registration.
+#[test]
+fn register_after_fib_remove_nexthop_restores_the_route() {
+    let mut n = node();
+    let now = Timestamp::from_millis(1);
+    let app = n.add_face(now, FaceParams::local("fd://3"));
+    let consumer = n.add_face(now, FaceParams::local("fd://4"));
+    assert_eq!(command(&mut n, app, "rib", "register", "/p", 1).code, 200);
+    assert!(routed(&mut n, consumer, app, "/p/1", 101));
+    assert_eq!(
+        command(&mut n, app, "fib", "remove-nexthop", "/p", 2).code,
+        200
+    );
+    assert!(!routed(&mut n, consumer, app, "/p/2", 102));
+    assert_eq!(command(&mut n, app, "rib", "register", "/p", 3).code, 200);
+    assert!(routed(&mut n, consumer, app, "/p/3", 103));
+}
+
+/// When the FIB cannot take the next hop the reply is not 200 and the RIB
+/// does not keep a route the FIB lacks.
+#[test]
+fn register_refused_by_a_full_fib_is_not_a_200() {
+    let cfg = icn_forwarder::engine::EngineConfig {
+        fib_max_entries: 1,
+        ..Default::default()
+    };
+    let mut n = Node::new(cfg, Default::default(), 7);
+    let now = Timestamp::from_millis(1);
+    let app = n.add_face(now, FaceParams::local("fd://3"));
+    let consumer = n.add_face(now, FaceParams::local("fd://4"));
+    assert_eq!(command(&mut n, app, "rib", "register", "/a", 1).code, 200);
+    let r = command(&mut n, app, "rib", "register", "/b", 2);
+    assert_eq!(r.code, 500, "{}", r.text);
+    assert!(n
+        .manager()
+        .rib()
+        .entries()
+        .all(|(p, _)| p.to_string() != "/b"));
+    assert!(routed(&mut n, consumer, app, "/a/x", 103));
+}

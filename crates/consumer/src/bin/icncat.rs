@@ -18,11 +18,27 @@ use std::io::{IsTerminal, Write};
     name = "icncat",
     version,
     about = "Fetch a segmented NDN object (like ndnget) with any icnfwd congestion-control scheme",
-    after_help = "Schemes (--cc): none (fixed window 64), fixed (--pipeline-size window, or --rate), aimd, cubic (default), pcon (AIMD reacting to marks), rcp, mircc, ccc (--objective), wincm, qsccp (--class).\n\nRate schemes (rcp, mircc, ccc, qsccp) follow what the forwarders stamp on the way back (RCP/MIRCC rates, CCC pace constraint, QSCCP TargetRate); --rate only sets the rate used until the first stamped value arrives (default: the paper's initial rate).\n\nThe summary goes to stderr; the content to stdout unless -o is given."
+    after_help = "Schemes (--cc): none (fixed window 64), fixed (--pipeline-size window, or --rate), rate (= fixed, --rate required), aimd, cubic (default), pcon (AIMD reacting to marks), rcp, mircc, ccc (--objective), wincm, qsccp (--class).\n\nRate schemes (rcp, mircc, ccc, qsccp) follow what the forwarders stamp on the way back (RCP/MIRCC rates, CCC pace constraint, QSCCP TargetRate); --rate only sets the rate used until the first stamped value arrives (default: the paper's initial rate).\n\nThe summary goes to stderr; the content to stdout unless -o is given."
 )]
 struct Args {
     /// Name of the object; without a version component, the latest version is discovered.
+    /// With --subscribe, the multicast group.
     name: String,
+    /// Join the SRMCC multicast group NAME and write its stream instead of
+    /// fetching an object; prints the received rate, sequence-gap losses
+    /// and the rates the source announces.
+    #[arg(long)]
+    subscribe: bool,
+    /// With --subscribe: access-link capacity reported to the tree (SRMCC's
+    /// initial fair share), e.g. 1.5Mbps [default: 100Mbps].
+    #[arg(long, value_name = "RATE")]
+    access_capacity: Option<RateSpec>,
+    /// With --subscribe: stop after this many seconds without stream Data.
+    #[arg(long, default_value_t = 5, value_name = "S")]
+    idle_timeout: u64,
+    /// With --subscribe: stop after this many seconds in any case.
+    #[arg(long, value_name = "S")]
+    duration: Option<u64>,
     /// Write the content to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
@@ -32,7 +48,7 @@ struct Args {
     transport: Option<String>,
     /// Congestion-control scheme.
     #[arg(long = "cc", visible_alias = "pipeline-type", short = 'p', default_value = "cubic", value_parser = parse_law)]
-    cc: LawKind,
+    cc: CcArg,
     /// Initial window (window schemes), or the window of `fixed`.
     #[arg(long, visible_alias = "pipeline-size", short = 's', value_name = "N")]
     init_cwnd: Option<f64>,
@@ -129,8 +145,27 @@ struct Args {
     verbose: bool,
 }
 
-fn parse_law(s: &str) -> Result<LawKind, String> {
-    s.parse::<LawKind>().map_err(|e| e.to_string())
+/// `--cc`: a scheme, or `rate` (the name for `fixed` with `--rate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CcArg {
+    kind: LawKind,
+    needs_rate: bool,
+}
+
+fn parse_law(s: &str) -> Result<CcArg, String> {
+    if s.eq_ignore_ascii_case("rate") {
+        return Ok(CcArg {
+            kind: LawKind::Fixed,
+            needs_rate: true,
+        });
+    }
+    let kind = s
+        .parse::<LawKind>()
+        .map_err(|e| format!("{e}, or rate (fixed --rate)"))?;
+    Ok(CcArg {
+        kind,
+        needs_rate: false,
+    })
 }
 
 fn parse_discovery(s: &str) -> Result<Discovery, String> {
@@ -169,6 +204,9 @@ fn real_main(args: Args) -> Result<()> {
         Some(t) => t.parse().map_err(anyhow::Error::msg)?,
         None => default_endpoint().map_err(anyhow::Error::msg)?,
     };
+    if args.subscribe {
+        return subscribe_main(&args, &name, &ep);
+    }
     if args.retries < -1 || args.retries > 1024 {
         bail!("--retries must be between -1 and 1024");
     }
@@ -195,7 +233,10 @@ fn real_main(args: Args) -> Result<()> {
     {
         bail!("--init-cwnd and --init-ssthresh must be at least 1");
     }
-    if args.ignore_marks && args.cc == LawKind::Pcon && !args.quiet {
+    if args.cc.needs_rate && args.rate.is_none() {
+        bail!("--cc rate needs --rate (e.g. --rate 8Mbps or --rate 1200pps)");
+    }
+    if args.ignore_marks && args.cc.kind == LawKind::Pcon && !args.quiet {
         eprintln!(
             "WARNING: --ignore-marks has no effect under pcon (marks are its congestion signal)"
         );
@@ -209,7 +250,7 @@ fn real_main(args: Args) -> Result<()> {
         ..ndnget_rtt()
     };
     let opts = SchemeOptions {
-        kind: args.cc,
+        kind: args.cc.kind,
         rate: args.rate,
         init_cwnd: args.init_cwnd,
         init_ssthresh: args.init_ssthresh,
@@ -331,4 +372,48 @@ fn progress(f: &Fetcher, done: bool) {
         st.congestion_marks,
         if done { "\n" } else { "" }
     );
+}
+
+/// `icncat --subscribe`: join a multicast group and write its stream.
+fn subscribe_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
+    use icn_consumer::multicast::{run_subscriber, SubscribeOptions};
+    let access_capacity_bps = match args.access_capacity {
+        None => 100_000_000,
+        Some(RateSpec::BitsPerSec(b)) if b >= 1.0 => b as u64,
+        Some(_) => bail!("--access-capacity must be a bit rate, e.g. 1.5Mbps"),
+    };
+    let opts = SubscribeOptions {
+        access_capacity_bps,
+        idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
+        max_duration: args.duration.map(Duration::from_secs),
+        quiet: args.quiet,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let report = rt.block_on(async {
+        let mut face = Face::connect(ep)
+            .await
+            .with_context(|| format!("cannot connect to the forwarder at {ep}"))?;
+        let mut out: Box<dyn Write> = match &args.output {
+            Some(p) => Box::new(std::io::BufWriter::with_capacity(
+                1 << 20,
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+            )),
+            None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        };
+        let r = run_subscriber(&mut face, group, &mut out, &opts).await?;
+        out.flush()?;
+        // Let the leave reach the forwarder.
+        face.close().await?;
+        Ok::<_, anyhow::Error>(r)
+    })?;
+    if let Some(p) = &args.stats_json {
+        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+        serde_json::to_writer_pretty(f, &report)?;
+    }
+    if !args.quiet {
+        eprint!("{}", report.summary());
+    }
+    Ok(())
 }

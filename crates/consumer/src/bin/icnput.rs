@@ -17,8 +17,22 @@ use icn_tlv::Name;
     after_help = "Data are named /<name>/v=<version>/seg=<n>, carry FinalBlockId, and are signed on demand, so a memory-mapped file of any size needs little RAM. The prefix is registered on the forwarder with a signed rib/register command. icnput serves until the forwarder closes the connection or it is interrupted."
 )]
 struct Args {
-    /// Name prefix to publish under (without a version).
+    /// Name prefix to publish under (without a version); with --multicast, the group.
     name: String,
+    /// Stream the file (or stdin) as an SRMCC multicast source of the group
+    /// NAME instead of publishing it: group Data /NAME/seq=<n>, paced at the
+    /// rate SRMCC's feedback allows, sent while subscribers are joined.
+    #[arg(long)]
+    multicast: bool,
+    /// With --multicast: payload bytes per group Data.
+    #[arg(long, default_value_t = 1000, value_name = "BYTES")]
+    chunk_size: usize,
+    /// With --multicast: RTT that sets the rate-adaptation cycle (4 x RTT), ms.
+    #[arg(long, value_name = "MS")]
+    rtt: Option<u64>,
+    /// With --multicast: write the source report as JSON to PATH.
+    #[arg(long, value_name = "PATH")]
+    stats_json: Option<std::path::PathBuf>,
     /// File to publish; stdin when absent. Regular files are memory-mapped;
     /// a stdin pipe is copied to an unlinked temporary file that is mapped,
     /// so its size is not limited by RAM.
@@ -80,6 +94,9 @@ fn real_main(args: Args) -> Result<()> {
         Some(t) => t.parse().map_err(anyhow::Error::msg)?,
         None => default_endpoint().map_err(anyhow::Error::msg)?,
     };
+    if args.multicast {
+        return multicast_main(&args, &name, &ep);
+    }
     let content = load(args.file.as_deref(), args.spool_dir.as_deref())?;
     let version = args.object_version.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -117,4 +134,53 @@ fn real_main(args: Args) -> Result<()> {
         }
         Ok::<_, anyhow::Error>(())
     })
+}
+
+/// `icnput --multicast`: the SRMCC source.
+fn multicast_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
+    use icn_consumer::multicast::{run_source, SourceOptions};
+    if args.chunk_size == 0 || args.chunk_size > 8000 {
+        anyhow::bail!("--chunk-size must be between 1 and 8000");
+    }
+    let input: Box<dyn std::io::Read + Send> = match &args.file {
+        Some(p) => {
+            Box::new(std::fs::File::open(p).with_context(|| format!("opening {}", p.display()))?)
+        }
+        None => Box::new(std::io::stdin()),
+    };
+    let opts = SourceOptions {
+        chunk_size: args.chunk_size,
+        rtt: args.rtt.map(Duration::from_millis),
+        quiet: args.quiet,
+        ..SourceOptions::default()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let report = rt.block_on(async {
+        let mut face = Face::connect(ep)
+            .await
+            .with_context(|| format!("cannot connect to the forwarder at {ep}"))?;
+        let r = tokio::select! {
+            r = run_source(&mut face, group, input, &opts) => r?,
+            _ = tokio::signal::ctrl_c() => anyhow::bail!("interrupted"),
+        };
+        Ok::<_, anyhow::Error>(r)
+    })?;
+    if let Some(p) = &args.stats_json {
+        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+        serde_json::to_writer_pretty(f, &report)?;
+    }
+    if !args.quiet {
+        eprintln!(
+            "Sent {} packets ({} bytes) in {:.1} s; {} MCC messages, {} adaptations, final rate {:.3} Mbit/s",
+            report.packets_sent,
+            report.bytes_sent,
+            report.duration_s,
+            report.feedback_in,
+            report.adaptations,
+            report.final_rate_bps / 1e6
+        );
+    }
+    Ok(())
 }

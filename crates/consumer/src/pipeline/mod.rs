@@ -150,7 +150,13 @@ pub struct Pipeline<L> {
     high_interest: u64,
     high_data: u64,
     rec_point: Option<u64>,
-    next_send_at: Timestamp,
+    /// When the RTO last backed off: Interests sent before it that time out
+    /// belong to the same loss episode.
+    backoff_at: Option<Timestamp>,
+    /// Pacer: the slot of the last paced Interest. The next one may leave
+    /// one gap at the *current* rate later, so a rate raised by the network
+    /// takes effect at once instead of after the old, longer gap.
+    last_slot: Option<Timestamp>,
     pending_failure: Option<(u64, PipelineError)>,
     failed: Option<PipelineError>,
     start: Option<Timestamp>,
@@ -192,7 +198,8 @@ impl<L: ConsumerLaw> Pipeline<L> {
             high_interest: 0,
             high_data: 0,
             rec_point: None,
-            next_send_at: Timestamp::ZERO,
+            backoff_at: None,
+            last_slot: None,
             pending_failure: None,
             failed: None,
             start: None,
@@ -355,6 +362,14 @@ impl<L: ConsumerLaw> Pipeline<L> {
         }
     }
 
+    /// When the pacer lets the next Interest go, `gap` being the current one.
+    fn next_send_at(&self, gap: Duration) -> Timestamp {
+        match self.last_slot {
+            Some(s) => s + gap,
+            None => Timestamp::ZERO,
+        }
+    }
+
     fn has_candidate(&self) -> bool {
         if !self.retx_queue.is_empty() {
             return true;
@@ -374,7 +389,6 @@ impl<L: ConsumerLaw> Pipeline<L> {
         if self.start.is_none() {
             self.start = Some(now);
             self.next_sample_at = now + self.cfg.sample_interval;
-            self.next_send_at = now;
             self.note_limit(now);
         }
         self.sample(now);
@@ -383,7 +397,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
                 return None;
             }
             let gap = self.rate_gap();
-            if gap.is_some() && now < self.next_send_at {
+            if gap.is_some_and(|g| now < self.next_send_at(g)) {
                 return None;
             }
             let (segment, retransmission) = match self.retx_queue.pop_front() {
@@ -435,7 +449,11 @@ impl<L: ConsumerLaw> Pipeline<L> {
             self.stats.interests_sent += 1;
             if let Some(gap) = gap {
                 let floor = now - gap.mul_f64(self.cfg.max_burst.max(1.0));
-                self.next_send_at = self.next_send_at.max(floor) + gap;
+                // Catch-up after a late wake-up is bounded to max_burst.
+                self.last_slot = Some(match self.last_slot {
+                    None => now,
+                    Some(_) => self.next_send_at(gap).max(floor),
+                });
             }
             self.law.on_interest_sent(now, retransmission);
             return Some(Request {
@@ -454,11 +472,11 @@ impl<L: ConsumerLaw> Pipeline<L> {
         if self.start.is_some() {
             t = Some(t.map_or(self.next_sample_at, |x| x.min(self.next_sample_at)));
         }
-        if self.rate_gap().is_some()
-            && self.has_candidate()
-            && self.window_cap().is_some_and(|c| self.in_flight < c)
-        {
-            t = Some(t.map_or(self.next_send_at, |x| x.min(self.next_send_at)));
+        if let Some(gap) = self.rate_gap() {
+            if self.has_candidate() && self.window_cap().is_some_and(|c| self.in_flight < c) {
+                let next = self.next_send_at(gap);
+                t = Some(t.map_or(next, |x| x.min(next)));
+            }
         }
         t
     }

@@ -234,6 +234,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
             return;
         }
         let mut high_timeout: Option<u64> = None;
+        let mut last_sent: Option<Timestamp> = None;
         while let Some(&(d, seg)) = self.timers.first() {
             if d > now {
                 break;
@@ -244,15 +245,29 @@ impl<L: ConsumerLaw> Pipeline<L> {
                     self.stats.timeouts += 1;
                     self.enqueue_retx(seg, info);
                     high_timeout = Some(high_timeout.map_or(seg, |h| h.max(seg)));
+                    last_sent = Some(last_sent.map_or(info.sent_at, |t| t.max(info.sent_at)));
                 }
             }
         }
         if let Some(h) = high_timeout {
-            if !self.cfg.cwa || self.rec_point.is_none_or(|r| h > r) {
+            // The RTO backs off once per loss episode (a timeout of an
+            // Interest sent after the last backoff), whatever `cwa` says:
+            // otherwise a rate law that floods the link doubles it per timer
+            // batch up to max_rto and stalls the end of the fetch. A
+            // retransmission that times out again does back off again.
+            if last_sent.is_some_and(|s| self.backoff_at.is_none_or(|b| s >= b)) {
+                self.backoff_at = Some(now);
+                self.rtt.backoff();
+            }
+            // The law hears one timeout per window of segments (ndnget's
+            // recovery point) unless `cwa` is off.
+            let new_episode = self.rec_point.is_none_or(|r| h > r);
+            if new_episode {
                 self.rec_point = Some(self.high_interest);
+            }
+            if !self.cfg.cwa || new_episode {
                 let before = limit_value(self.law.limit());
                 self.law.on_timeout(now);
-                self.rtt.backoff();
                 if limit_value(self.law.limit()) < before {
                     self.stats.timeout_decreases += 1;
                 }

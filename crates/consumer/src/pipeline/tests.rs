@@ -437,3 +437,58 @@ fn log_events_record_limit_changes_and_rtt_samples() {
     data(&mut q, ms(10), 0, 100, 0);
     assert!(q.poll_log().is_none());
 }
+
+/// A rate the test can change, as a network stamp would.
+struct SharedRate(std::rc::Rc<std::cell::Cell<f64>>);
+impl ConsumerLaw for SharedRate {
+    fn limit(&self) -> SendLimit {
+        SendLimit::Rate {
+            interests_per_sec: self.0.get(),
+            max_outstanding: 1000,
+        }
+    }
+}
+
+#[test]
+fn a_raised_rate_takes_effect_at_once() {
+    let rate = std::rc::Rc::new(std::cell::Cell::new(1.0));
+    let mut p = Pipeline::new(PipelineConfig::default(), SharedRate(rate.clone()));
+    assert!(p.poll_transmit(ms(0)).is_some());
+    // At 1/s the next would wait a second; the network now allows 1000/s.
+    rate.set(1000.0);
+    assert!(p.poll_timeout().unwrap() <= ms(1));
+    assert!(p.poll_transmit(ms(1)).is_some());
+    // And a lowered rate spaces the next one by the new gap.
+    rate.set(10.0);
+    assert!(p.poll_transmit(ms(2)).is_none());
+    assert!(p.poll_transmit(ms(100)).is_none());
+    assert!(p.poll_transmit(ms(101)).is_some());
+}
+
+#[test]
+fn rto_backs_off_once_per_loss_episode_even_without_cwa() {
+    let cfg = PipelineConfig {
+        cwa: false,
+        ..Default::default()
+    };
+    let mut p = Pipeline::new(cfg, TestRate(1000.0));
+    let mut now = ms(0);
+    // Ten Interests, one per ms; none answered.
+    for _ in 0..10 {
+        while p.poll_transmit(now).is_some() {}
+        now += Duration::from_millis(1);
+    }
+    let sent = p.stats().interests_sent;
+    assert!(sent >= 10, "{sent}");
+    // Their timers fire in separate batches: one episode, one backoff.
+    for t in 1000..1010 {
+        p.handle_timeout(ms(t));
+    }
+    assert_eq!(p.stats().timeouts, sent);
+    assert_eq!(p.rtt().rto(), Duration::from_secs(2));
+    // A retransmission sent now that times out again opens a new episode.
+    let r = p.poll_transmit(ms(1010)).unwrap();
+    assert!(r.retransmission);
+    p.handle_timeout(ms(3100));
+    assert_eq!(p.rtt().rto(), Duration::from_secs(4));
+}

@@ -2,6 +2,7 @@
 //! the papers' defaults. Durations are integers in milliseconds so that the
 //! TOML stays readable; they are mapped onto cc-core's configs here.
 
+use cc_core::ccc::{Augmentation, CccConfig};
 use cc_core::Duration;
 use serde::Deserialize;
 
@@ -112,6 +113,7 @@ impl CcConfig {
             ("qsccp.eta", self.qsccp.eta),
             ("qsccp.ef_cap_fraction", self.qsccp.ef_cap_fraction),
             ("ccc.reduction", self.ccc.reduction),
+            ("ccc.utilisation", self.ccc.utilisation),
         ] {
             if !(v > 0.0 && v <= 1.0) {
                 return bad(k, "must be within (0, 1]");
@@ -286,6 +288,39 @@ pub struct CccParams {
     pub reduction: f64,
     /// Data size assumed before a flow's first Data, bytes (8400).
     pub default_data_size_bytes: u32,
+    /// Reading of Algorithm 6: `max_min_share` (default: flows below their
+    /// max-min share of the face are raised to it, which reaches per-link
+    /// max-min fairness) or `spare_share` (the text: only the spare
+    /// bandwidth of eq. 12 is shared, so a split left unequal by the last
+    /// reduction stays unequal; cc-core README, "CCC closed loop").
+    pub augmentation: Augmentation,
+    /// Share η of a face's capacity the supervisor hands out (0.95). With
+    /// η = 1 the constraints can add up to exactly C, and a queue a burst
+    /// built never drains (the dumbbell then runs with a full Data queue).
+    pub utilisation: f64,
+    /// Algorithm 4's congestion test: a Data/Nack dropped on the face, or
+    /// (when > 0) one that waited longer than this in the face's queue, ms
+    /// (20). 0 is the literal reading (drops only): with a deep buffer the
+    /// queue then has to fill before anything is cut, and the drops stall
+    /// consumers for an RTO.
+    pub congestion_sojourn_ms: u64,
+}
+
+impl CccParams {
+    /// The cc-core configuration, τ defaulting to the control period.
+    pub fn core(&self, period: Duration) -> CccConfig {
+        CccConfig {
+            supervision_period: if self.supervision_ms == 0 {
+                period
+            } else {
+                Duration::from_millis(self.supervision_ms)
+            },
+            reduction_factor: self.reduction,
+            initial_data_size_bytes: f64::from(self.default_data_size_bytes.max(1)),
+            augmentation: self.augmentation,
+            ..CccConfig::default()
+        }
+    }
 }
 
 impl Default for CccParams {
@@ -294,6 +329,9 @@ impl Default for CccParams {
             supervision_ms: 0,
             reduction: 0.9,
             default_data_size_bytes: 8400,
+            augmentation: Augmentation::MaxMinShare,
+            utilisation: 0.95,
+            congestion_sojourn_ms: 20,
         }
     }
 }
@@ -314,6 +352,15 @@ mod tests {
         assert_eq!(c.pcon.interval_ms, 200);
         assert!(c.validate().is_ok());
         assert!(toml::from_str::<CcConfig>("[mircc]\nbeta = 1\n").is_err());
+        let c: CcConfig =
+            toml::from_str("[ccc]\naugmentation = \"spare_share\"\nsupervision_ms = 50\n").unwrap();
+        let core = c.ccc.core(c.period());
+        assert_eq!(core.augmentation, Augmentation::SpareShare);
+        assert_eq!(core.supervision_period, Duration::from_millis(50));
+        assert_eq!(
+            CcConfig::default().ccc.core(Duration::from_millis(100)).augmentation,
+            Augmentation::MaxMinShare
+        );
         assert!(toml::from_str::<CcConfig>("scheme = \"reno\"\n").is_err());
         let bad: CcConfig = toml::from_str("[qsccp]\nef_cap_fraction = 1.5\n").unwrap();
         assert_eq!(bad.validate().unwrap_err().0, "cc.qsccp.ef_cap_fraction");

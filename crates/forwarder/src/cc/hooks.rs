@@ -14,6 +14,7 @@ use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig};
 use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
 
+use super::ccc::{Candidate, CccNode};
 use super::config::{CcConfig, CcScheme};
 use super::qsccp::{class_of, flow_prefix_of, qsccp_config};
 use super::rate::RateFace;
@@ -47,17 +48,72 @@ pub struct SchemeHooks {
     /// Node id folded into MIRCC path ids.
     node_id: u64,
     seed: u64,
+    /// CCC flows and face supervisors.
+    pub(crate) ccc: CccNode,
+    /// Next refresh of the per-face status of schemes without their own
+    /// periodic work (PCON, WinCM, QSCCP), so that `FaceInfo::cc` is live.
+    next_status: Option<Timestamp>,
 }
 
 impl SchemeHooks {
     pub(crate) fn new(cfg: CcConfig, enabled: Arc<AtomicU32>, seed: u64) -> Self {
+        let ccc = CccNode::new(cfg.ccc.core(cfg.period()));
         SchemeHooks {
             cfg,
             enabled,
             faces: BTreeMap::new(),
             node_id: seed ^ 0x6d69_7263_635f_6e6f,
             seed,
+            ccc,
+            next_status: None,
         }
+    }
+
+    /// CCC on an Interest of (`prefix`) from `downstream`: supervises the
+    /// downstream face's Data queue if it has a capacity, then Algorithms
+    /// 1-2 (see [`CccNode::on_interest`]).
+    pub(crate) fn ccc_interest(
+        &mut self,
+        now: Timestamp,
+        prefix: u64,
+        downstream: FaceId,
+        objective_ips: Option<f64>,
+        cands: &[FaceId],
+        rng: &mut impl rand::RngCore,
+    ) -> Option<(FaceId, f64)> {
+        if !self.ccc.is_supervised(downstream) {
+            if let Some(c) = self
+                .faces
+                .get(&downstream)
+                .filter(|f| !f.local)
+                .and_then(|f| f.capacity_bps)
+                .filter(|c| *c > 0)
+            {
+                let share = (c as f64 * self.cfg.ccc.utilisation) as u64;
+                self.ccc.supervise_face(downstream, share);
+            }
+        }
+        let cands: Vec<Candidate> = cands
+            .iter()
+            .map(|&face| Candidate {
+                face,
+                capacity_bps: self
+                    .faces
+                    .get(&face)
+                    .filter(|f| !f.local)
+                    .and_then(|f| f.capacity_bps),
+            })
+            .collect();
+        self.ccc
+            .on_interest(now, prefix, downstream, objective_ips, &cands, rng)
+    }
+
+    /// True when some face runs per-packet machinery whose state the status
+    /// should show (markers, schedulers).
+    fn has_status_work(&self) -> bool {
+        self.faces
+            .values()
+            .any(|f| f.codel.is_some() || f.multimark.is_some() || f.cds.is_some())
     }
 
     fn on(&self, s: CcScheme) -> bool {
@@ -131,12 +187,16 @@ impl CcHooks for SchemeHooks {
     }
 
     fn face_removed(&mut self, face: FaceId) -> usize {
+        self.ccc.face_removed(face);
         self.faces.remove(&face).map_or(0, |f| {
             f.rate.map_or(0, |r| r.queued()) + f.cds.map_or(0, |c| c.len())
         })
     }
 
     fn capacity_changed(&mut self, face: FaceId, capacity_bps: Option<u64>) {
+        let eta = self.cfg.ccc.utilisation;
+        self.ccc
+            .capacity_changed(face, capacity_bps.map(|c| (c as f64 * eta) as u64));
         if let Some(f) = self.faces.get_mut(&face) {
             f.capacity_bps = capacity_bps;
             if let (Some(r), Some(c)) = (f.rate.as_mut(), capacity_bps) {
@@ -254,6 +314,11 @@ impl CcHooks for SchemeHooks {
         sojourn: Duration,
         view: &QueueView,
     ) {
+        let sojourn_ms = self.cfg.ccc.congestion_sojourn_ms;
+        if sojourn_ms > 0 && sojourn > Duration::from_millis(sojourn_ms) {
+            // CCC Algorithm 4 with a queue-delay threshold (see CccParams).
+            self.ccc.on_drop(face);
+        }
         let Some(f) = self.faces.get_mut(&face) else {
             return;
         };
@@ -278,6 +343,7 @@ impl CcHooks for SchemeHooks {
         if let Some(f) = self.faces.get_mut(&face) {
             f.data_drops += 1;
         }
+        self.ccc.on_drop(face);
     }
 
     fn poll_timeout(&self) -> Option<Timestamp> {
@@ -287,6 +353,16 @@ impl CcHooks for SchemeHooks {
                 let x = r.next_update();
                 t = Some(t.map_or(x, |y: Timestamp| y.min(x)));
             }
+        }
+        for x in [self.ccc.poll_timeout(), self.next_status]
+            .into_iter()
+            .flatten()
+        {
+            t = Some(t.map_or(x, |y: Timestamp| y.min(x)));
+        }
+        if t.is_none() && self.has_status_work() {
+            // First status refresh of marker/scheduler-only schemes.
+            t = Some(Timestamp::ZERO);
         }
         t
     }
@@ -298,6 +374,16 @@ impl CcHooks for SchemeHooks {
             }
             f.data_drops = 0;
         }
+        if self.ccc.poll_timeout().is_some_and(|t| t <= now) {
+            self.ccc.handle_timeout(now);
+        }
+        if self.has_status_work() {
+            if self.next_status.is_none_or(|t| t <= now) {
+                self.next_status = Some(now + self.cfg.period());
+            }
+        } else {
+            self.next_status = None;
+        }
     }
 
     fn status(&self, face: FaceId) -> CcFaceStatus {
@@ -308,10 +394,29 @@ impl CcHooks for SchemeHooks {
         if let Some(r) = &f.rate {
             r.status(&mut s);
         }
+        if let Some(c) = &f.codel {
+            let st = c.stats();
+            s.aqm_marks = st.marks;
+            s.aqm_episodes = st.episodes;
+            s.aqm_marking = c.is_marking();
+        }
+        if let Some(m) = &f.multimark {
+            let st = m.stats();
+            s.aqm_marks += st.marks;
+            s.aqm_episodes += st.episodes;
+            s.aqm_marking |= m.stop_marking_time().is_some();
+        }
         if let Some(c) = &f.cds {
             s.queued_interests = c.len() as u64;
             s.rejected_interests = f.cds_rejected;
+            // The best-effort class capacity after the higher classes took
+            // theirs: what a new BE flow competes for.
             s.target_rate_bps = Some(c.class_capacity_bps(cc_core::qsccp::ServiceClass::Be) as u64);
+            s.flows = c.flow_count() as u64;
+        }
+        if let Some(used) = self.ccc.used_bps(face).filter(|_| self.ccc.is_supervised(face)) {
+            s.target_rate_bps = Some(used);
+            s.flows = self.ccc.flow_count(face) as u64;
         }
         s
     }

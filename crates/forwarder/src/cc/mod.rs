@@ -7,6 +7,7 @@
 //! `[[strategy]]` entry naming another scheme's strategy enables that
 //! scheme's per-face machinery too (lazily, on first use).
 
+mod ccc;
 mod config;
 mod hooks;
 mod qsccp;

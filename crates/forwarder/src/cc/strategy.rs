@@ -10,6 +10,7 @@ use cc_core::qsccp::{MultipathConfig, MultipathTable, ServiceClass};
 use cc_core::wincm::{UiwConfig, UiwTable};
 use icn_tlv::{CcFields, NackReason};
 
+use super::ccc::{ips_to_wire, wire_to_ips};
 use super::config::{CcConfig, CcScheme};
 use super::hooks::SchemeHooks;
 use super::prefix_key;
@@ -29,7 +30,9 @@ enum State {
     Pcon(HashMap<u64, PconSplit>, PconConfig),
     Rate,
     Wincm(UiwTable),
-    Qsccp(MultipathTable),
+    /// The multipath table and the class each prefix's Interests carried
+    /// (Data need not echo it).
+    Qsccp(MultipathTable, HashMap<u64, ServiceClass>),
     Ccc,
 }
 
@@ -64,14 +67,17 @@ impl CcStrategy {
                 },
                 seed,
             )),
-            CcScheme::Qsccp => State::Qsccp(MultipathTable::new(
-                MultipathConfig {
-                    probe_probability: cfg.qsccp.probe_probability,
-                    default_upstream_bps: cfg.qsccp.default_upstream_bps,
-                    ..MultipathConfig::default()
-                },
-                seed,
-            )),
+            CcScheme::Qsccp => State::Qsccp(
+                MultipathTable::new(
+                    MultipathConfig {
+                        probe_probability: cfg.qsccp.probe_probability,
+                        default_upstream_bps: cfg.qsccp.default_upstream_bps,
+                        ..MultipathConfig::default()
+                    },
+                    seed,
+                ),
+                HashMap::new(),
+            ),
             CcScheme::Ccc => State::Ccc,
         };
         let name = super::strategy_name(scheme)?;
@@ -80,6 +86,43 @@ impl CcStrategy {
             retx: RetxSuppression::default(),
             state,
         })
+    }
+}
+
+/// CCC on a Data from `in_face`: the upstream constraint updates each
+/// downstream's flow (Algorithm 2, eq. 9) and each downstream gets its own
+/// flow's constraint.
+fn ccc_data(ctx: &mut StrategyCtx<'_>, in_face: FaceId, pit: &PitEntry, prefix: u64) {
+    let (now, lp) = (ctx.now, ctx.lp);
+    let constraint = lp.cc.pace_constraint_milli_ips.map(wire_to_ips);
+    for r in &pit.in_records {
+        if r.expiry <= now || r.face == in_face {
+            continue;
+        }
+        let out = ctx
+            .cc
+            .as_any_mut()
+            .downcast_mut::<SchemeHooks>()
+            .and_then(|h| {
+                let up_bps = h
+                    .faces
+                    .get(&in_face)
+                    .filter(|f| !f.local)
+                    .and_then(|f| f.capacity_bps);
+                h.ccc
+                    .on_data(now, prefix, in_face, constraint, lp.bytes, r.face, up_bps)
+            });
+        match out {
+            Some(c) => {
+                let mut cc: CcFields = lp.cc;
+                cc.pace_constraint_milli_ips = Some(ips_to_wire(c));
+                ctx.push(Action::SendDataCc {
+                    face: r.face,
+                    cc: Box::new(cc),
+                });
+            }
+            None => ctx.push(Action::SendData { face: r.face }),
+        }
     }
 }
 
@@ -182,8 +225,12 @@ impl Strategy for CcStrategy {
                     ctx.push(Action::Forward { face: FaceId(f) });
                 }
             }
-            State::Qsccp(mp) => {
+            State::Qsccp(mp, classes) => {
                 let class = class_of(&cc_in);
+                if classes.len() >= MAX_SPLITS && !classes.contains_key(&prefix) {
+                    classes.clear();
+                }
+                classes.insert(prefix, class);
                 let down = cc_in.downstream_rate_bps.map(|d| d as f64);
                 mp.on_interest(ctx.now, class, prefix, interest.face.0, down);
                 if let Some(f) = mp.choose_next_hop(class, prefix, &cands, ctx.rng) {
@@ -199,9 +246,27 @@ impl Strategy for CcStrategy {
                     });
                 }
             }
-            State::Ccc => ctx.push(Action::Forward {
-                face: FaceId(cands[0]),
-            }),
+            State::Ccc => {
+                let objective = cc_in.pace_objective_milli_ips.map(wire_to_ips);
+                let faces: Vec<FaceId> = cands.iter().map(|&f| FaceId(f)).collect();
+                let (now, in_face) = (ctx.now, interest.face);
+                let picked = match ctx.cc.as_any_mut().downcast_mut::<SchemeHooks>() {
+                    Some(h) => h.ccc_interest(now, prefix, in_face, objective, &faces, ctx.rng),
+                    None => None,
+                };
+                match picked {
+                    Some((face, hop_objective)) => {
+                        let mut cc = cc_in;
+                        cc.pace_objective_milli_ips = Some(ips_to_wire(hop_objective));
+                        ctx.push(Action::ForwardCc {
+                            face,
+                            cc: Box::new(cc),
+                        });
+                    }
+                    // Flow table full: forward unchanged to the first hop.
+                    None => ctx.push(Action::Forward { face: faces[0] }),
+                }
+            }
         }
     }
 
@@ -218,12 +283,21 @@ impl Strategy for CcStrategy {
                 }
             }
             State::Wincm(uiw) => uiw.on_data(ctx.now, prefix, in_face.0, marked),
-            State::Qsccp(_) => qsccp_class = Some(class_of(&ctx.lp.cc)),
-            State::Rate | State::Ccc => {}
+            State::Qsccp(_, classes) => {
+                qsccp_class = Some(match ctx.lp.cc.service_class {
+                    Some(_) => class_of(&ctx.lp.cc),
+                    None => classes.get(&prefix).copied().unwrap_or(ServiceClass::Be),
+                })
+            }
+            State::Rate => {}
+            State::Ccc => {
+                ccc_data(ctx, in_face, pit, prefix);
+                return;
+            }
         }
-        if let (Some(class), State::Qsccp(_)) = (qsccp_class, &self.state) {
+        if let (Some(class), State::Qsccp(..)) = (qsccp_class, &self.state) {
             let local = local_rate(ctx, in_face, class, prefix);
-            let State::Qsccp(mp) = &mut self.state else {
+            let State::Qsccp(mp, _) = &mut self.state else {
                 return;
             };
             let target = ctx.lp.cc.target_rate_bps.map(|t| t as f64);

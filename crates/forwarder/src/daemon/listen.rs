@@ -48,23 +48,41 @@ pub(super) fn tcp_listener(addr: SocketAddr) -> std::io::Result<TcpListener> {
     TcpListener::from_std(s.into())
 }
 
+/// Binds the Unix socket so that it appears at `path` only once it is
+/// listening and world-connectable: bound under a temporary name, chmod
+/// 0666, then renamed into place (clients poll for the path).
 pub(super) fn unix_listener(path: &std::path::Path) -> std::io::Result<UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    if path.exists() {
-        // A socket left by a crashed run: refuse only if something answers.
-        if std::os::unix::net::UnixStream::connect(path).is_ok() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AddrInUse,
-                "another forwarder is listening",
-            ));
-        }
-        std::fs::remove_file(path)?;
+    if path.exists() && std::os::unix::net::UnixStream::connect(path).is_ok() {
+        // A socket left by a crashed run is replaced; a live one is not.
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            "another forwarder is listening",
+        ));
     }
-    let l = UnixListener::bind(path)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let l = match UnixListener::bind(&tmp) {
+        Ok(l) => l,
+        // The temporary name may exceed sun_path where `path` still fits.
+        Err(_) => {
+            let _ = std::fs::remove_file(path);
+            let l = UnixListener::bind(path)?;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
+            return Ok(l);
+        }
+    };
+    let placed = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o666))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     Ok(l)
 }
 

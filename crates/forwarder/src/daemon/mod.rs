@@ -9,6 +9,7 @@
 pub mod client;
 pub mod ethernet;
 mod listen;
+pub mod notify;
 mod shell;
 pub mod status;
 pub mod stream;

@@ -46,6 +46,8 @@ pub struct EngineConfig {
     pub default_strategy: String,
     /// Congestion control: scheme and parameters (`[cc]`).
     pub cc: crate::cc::CcConfig,
+    /// Multicast groups (SRMCC tree node): `[multicast_groups]`.
+    pub multicast_groups: crate::mcast::McastConfig,
 }
 
 impl Default for EngineConfig {
@@ -68,6 +70,7 @@ impl Default for EngineConfig {
             max_pending_events: 4096,
             default_strategy: StrategyName::BEST_ROUTE.to_owned(),
             cc: crate::cc::CcConfig::default(),
+            multicast_groups: crate::mcast::McastConfig::default(),
         }
     }
 }

@@ -72,6 +72,15 @@ pub struct CcFaceStatus {
     pub rejected_interests: u64,
     /// Interests the hook evicted for higher-priority ones.
     pub evicted_interests: u64,
+    /// Data marked by this face's AQM (PCON CoDel, WinCM multi-marking).
+    pub aqm_marks: u64,
+    /// Congestion episodes the AQM entered.
+    pub aqm_episodes: u64,
+    /// True while the AQM is in its marking state.
+    pub aqm_marking: bool,
+    /// Flows the face's scheme tracks (QSCCP scheduler flows, CCC flows
+    /// whose Data leave by this face).
+    pub flows: u64,
 }
 
 /// Engine-side congestion-control hooks. Every method has a no-op default.

@@ -49,10 +49,14 @@ pub enum DropReason {
     EventQueueFull,
     /// Interest refused by the congestion-control shaper/scheduler (Nacked).
     CcShaper,
+    /// Multicast group Data from a face other than the group's upstream.
+    McastWrongFace,
+    /// Multicast subscription or MCC feedback the tree node refused.
+    McastRefused,
 }
 
 /// Number of [`DropReason`] variants.
-pub const N_DROP_REASONS: usize = 22;
+pub const N_DROP_REASONS: usize = 24;
 
 impl DropReason {
     /// Every reason, in counter order.
@@ -79,6 +83,8 @@ impl DropReason {
         DropReason::Strategy,
         DropReason::EventQueueFull,
         DropReason::CcShaper,
+        DropReason::McastWrongFace,
+        DropReason::McastRefused,
     ];
 
     /// Kebab-case name for logs and status output.
@@ -106,6 +112,8 @@ impl DropReason {
             DropReason::Strategy => "strategy",
             DropReason::EventQueueFull => "event-queue-full",
             DropReason::CcShaper => "cc-shaper",
+            DropReason::McastWrongFace => "mcast-wrong-face",
+            DropReason::McastRefused => "mcast-refused",
         }
     }
 }

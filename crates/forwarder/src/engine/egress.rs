@@ -13,6 +13,11 @@ use super::counters::DropReason;
 use super::face::FaceId;
 use super::forwarder::{transmit, Delayed, Face, Forwarder};
 use super::queue::{OutPacket, PacketKind, QueueView};
+
+/// How much missed sending time a paced face may make up after a late
+/// wake-up: long enough to absorb a millisecond timer, short enough that the
+/// burst stays a few packets at the capacities testbeds use.
+const PACING_SLACK: core::time::Duration = core::time::Duration::from_millis(2);
 use super::strategy::NameScope;
 
 impl Forwarder {
@@ -162,7 +167,11 @@ impl Forwarder {
                 f.info.counters.n_out_frames += 1;
                 if let Some(bps) = f.info.params.capacity_bps.filter(|b| *b > 0) {
                     let ns = (len * 8).saturating_mul(1_000_000_000) / bps;
-                    f.next_tx_at = f.next_tx_at.max(now) + core::time::Duration::from_nanos(ns);
+                    // A shell woken late (timer granularity, scheduling) may
+                    // catch up on up to PACING_SLACK of missed sending time;
+                    // without it every late wake-up is lost capacity.
+                    let base = f.next_tx_at.max(now - PACING_SLACK);
+                    f.next_tx_at = base + core::time::Duration::from_nanos(ns);
                 }
                 return Some(transmit(id, bytes));
             }

@@ -87,6 +87,8 @@ pub struct Forwarder {
     pub(super) strategy_table: PrefixTable<usize>,
     pub(super) factories: Vec<StrategyBuilder>,
     pub(super) cc: Box<dyn CcHooks>,
+    /// Multicast tree node (SRMCC groups); [`super::NoMulticast`] when off.
+    pub(super) mcast: Box<dyn super::multicast_hook::MulticastHook>,
     /// Frames held by link emulation (bounded by `queue.max_packets` × 4).
     pub(super) delay_line: BinaryHeap<Reverse<Delayed>>,
     pub(super) delay_seq: u64,
@@ -130,6 +132,7 @@ impl Forwarder {
             strategy_table: PrefixTable::new(cfg.strategy_max_entries.max(1), hasher),
             factories: vec![Box::new(builtin_factory)],
             cc: Box::new(NoCc),
+            mcast: Box::new(super::multicast_hook::NoMulticast),
             delay_line: BinaryHeap::new(),
             delay_seq: 0,
             last_reject_cc: None,
@@ -146,6 +149,8 @@ impl Forwarder {
             .unwrap_or_else(StrategyName::best_route);
         let cc_cfg = fwd.cfg.cc.clone();
         crate::cc::install(&mut fwd, &cc_cfg, rng_seed);
+        let mc_cfg = fwd.cfg.multicast_groups.clone();
+        crate::mcast::install(&mut fwd, &mc_cfg, rng_seed);
         let default = crate::cc::default_strategy(&cc_cfg)
             .filter(|n| fwd.instantiate(n).is_some())
             .unwrap_or(default);
@@ -198,7 +203,6 @@ impl Forwarder {
     /// Removes a face: its queues are dropped and its FIB next hops removed.
     /// PIT records naming it lapse at their expiry.
     pub fn remove_face(&mut self, now: Timestamp, face: FaceId) {
-        let _ = now;
         if let Some(mut f) = self.faces.0.remove(&face) {
             let n = f.queues.clear() + f.ready.len() + self.cc.face_removed(face);
             for _ in 0..n {
@@ -206,6 +210,7 @@ impl Forwarder {
             }
         }
         self.fib.remove_face(face);
+        self.mcast_face_removed(now, face);
         self.refresh_gauges();
     }
 
@@ -429,6 +434,9 @@ impl Forwarder {
         if let Some(x) = self.cc.poll_timeout() {
             take(x);
         }
+        if let Some(x) = self.mcast.poll_timeout() {
+            take(x);
+        }
         if let Some(Reverse(d)) = self.delay_line.peek() {
             take(d.at);
         }
@@ -454,6 +462,7 @@ impl Forwarder {
             self.on_pit_expiry(now, id);
         }
         self.dnl.expire(now);
+        self.mcast_timeout(now);
         if self.cc.poll_timeout().is_some_and(|t| t <= now) {
             self.cc.handle_timeout(now);
             for (id, f) in &mut self.faces.0 {

@@ -15,6 +15,7 @@ pub mod face;
 pub mod fib;
 mod forwarder;
 pub mod hash;
+pub mod multicast_hook;
 pub mod name_table;
 mod pipeline;
 mod pipeline_data;
@@ -30,6 +31,9 @@ pub use face::{
 };
 pub use fib::NextHop;
 pub use forwarder::Forwarder;
+pub use multicast_hook::{
+    GroupDataVerdict, McFrame, MulticastHook, NoMulticast, SubscriptionVerdict,
+};
 pub use pit::{InRecord, OutRecord, PitEntry};
 pub use queue::{
     AqmVerdict, DataAqm, InterestShaper, OutPacket, PacketKind, QueueLimits, QueueView,

@@ -82,7 +82,11 @@ impl Forwarder {
         } else {
             (lp, net)
         };
+        if let Some(fb) = &lp.mcc {
+            self.mcast_feedback(now, face, fb, net.is_none());
+        }
         match net {
+            None if lp.mcc.is_some() => {}
             None => self.drop_packet(face, DropReason::Idle),
             Some(NetPacket::Interest(i)) => match lp.nack {
                 Some(reason) => self.on_nack(now, face, &lp, i, reason),
@@ -162,6 +166,9 @@ impl Forwarder {
             self.drop_packet(face, DropReason::Malformed);
             return;
         };
+        if self.mcast_interest(now, face, &interest, &ends) {
+            return;
+        }
         let Some(received) = interest.wire().cloned() else {
             return;
         };

@@ -46,6 +46,10 @@ impl Forwarder {
             self.drop_packet(face, DropReason::Malformed);
             return;
         };
+        let mark = lp.congestion_mark.unwrap_or(0);
+        if self.mcast_data(now, face, &data, &wire, mark) {
+            return;
+        }
         let full_name = self.pit.has_digest_entries().then(|| {
             let mut v = Vec::with_capacity(name_value.len() + 34);
             v.extend_from_slice(&name_value);

@@ -42,6 +42,10 @@ pub enum RibError {
     TooDeep,
     #[error("RIB full ({0} routes)")]
     Full(usize),
+    /// The FIB would not take the route's next hop (FIB full, too many next
+    /// hops, face gone); the route was withdrawn.
+    #[error("FIB refused the next hop")]
+    FibRefused,
 }
 
 /// Bounded routing information base.
@@ -116,6 +120,16 @@ impl Rib {
     /// Drops routes whose expiry is at or before `now`.
     pub fn expire(&mut self, now: Timestamp) -> Vec<FibUpdate> {
         self.remove_where(|_, r| r.expires.is_some_and(|t| t <= now))
+    }
+
+    /// The cost at which `face` should be a next hop of `prefix` in the FIB
+    /// (what the RIB computed), `None` if it should not be one.
+    pub fn installed_cost(&self, prefix: &Name, face: u64) -> Option<u64> {
+        self.installed
+            .get(prefix)?
+            .iter()
+            .find(|h| h.0 == face)
+            .map(|h| h.1)
     }
 
     /// The earliest route expiry.

@@ -50,6 +50,10 @@ impl FlowStats {
     }
 }
 
+/// Per-Interest CC fields from the law (MIRCC class and steering hint, CCC
+/// objective, ...): called with the law and the segment about to be sent.
+pub type Tagger<L> = Box<dyn FnMut(&mut L, u64) -> Option<CcFields>>;
+
 struct Pending {
     sent_at: Timestamp,
     retx: bool,
@@ -64,6 +68,7 @@ pub struct LawFlow<L: ConsumerLaw> {
     pub law: L,
     /// CC fields put on every Interest (class, service class, ...).
     pub interest_cc: CcFields,
+    tagger: Option<Tagger<L>>,
     next_seg: u64,
     pending: BTreeMap<u64, Pending>,
     retx_queue: Vec<u64>,
@@ -85,6 +90,7 @@ impl<L: ConsumerLaw> LawFlow<L> {
             prefix: prefix.parse().unwrap_or_else(|_| Name::root()),
             law,
             interest_cc: CcFields::default(),
+            tagger: None,
             next_seg: 0,
             pending: BTreeMap::new(),
             retx_queue: Vec::new(),
@@ -96,6 +102,13 @@ impl<L: ConsumerLaw> LawFlow<L> {
             nonce: (app.0 as u32).wrapping_mul(0x9e37_79b9),
             stats: FlowStats::default(),
         }
+    }
+
+    /// Lets `tagger` add per-Interest CC fields (they override
+    /// `interest_cc` where set).
+    pub fn with_tagger(mut self, tagger: Tagger<L>) -> Self {
+        self.tagger = Some(tagger);
+        self
     }
 
     fn seg_of(&self, name: &Name) -> Option<u64> {
@@ -164,11 +177,15 @@ impl<L: ConsumerLaw> LawFlow<L> {
         i.nonce = Some(self.nonce);
         i.lifetime = Some(Duration::from_secs(2));
         let wire = i.encode();
-        let frame = if self.interest_cc.is_empty() {
+        let mut cc = self.interest_cc;
+        if let Some(t) = self.tagger.as_mut().and_then(|t| t(&mut self.law, seg)) {
+            merge_cc(&mut cc, &t);
+        }
+        let frame = if cc.is_empty() {
             wire
         } else {
             LpPacket {
-                cc: self.interest_cc,
+                cc,
                 ..LpPacket::from_fragment(wire)
             }
             .encode()
@@ -236,6 +253,27 @@ impl<L: ConsumerLaw> LawFlow<L> {
             _ => {}
         }
     }
+}
+
+/// Copies the fields set in `from` into `into`.
+fn merge_cc(into: &mut CcFields, from: &CcFields) {
+    macro_rules! take {
+        ($($f:ident),*) => {$( if from.$f.is_some() { into.$f = from.$f; } )*};
+    }
+    take!(
+        primary_rate_bps,
+        secondary_rate_bps,
+        path_id,
+        steering_hint,
+        traffic_class,
+        pace_objective_milli_ips,
+        pace_constraint_milli_ips,
+        flow_data_size_bytes,
+        service_class,
+        downstream_rate_bps,
+        target_rate_bps
+    );
+    into.service_penalised |= from.service_penalised;
 }
 
 /// Runs `net` until `end`, ticking every flow each `step`.

@@ -1,11 +1,14 @@
 //! Shared set-up of the congestion-control virtual-time tests.
 #![allow(dead_code)]
 
-use cc_core::{AnyConsumerLaw, ConsumerLawConfig, Duration, LawKind, Timestamp};
+use cc_core::{AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, Duration, LawKind, Timestamp};
+use icn_consumer::{Scheme, SchemeOptions};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
 use icn_forwarder::cc::{CcConfig, CcScheme};
 use icn_forwarder::engine::{DropReason, EngineConfig, QueueLimits};
 use icn_forwarder::testing::flows::{jain, quantile, LawFlow};
-use icn_forwarder::testing::{LinkParams, Network, NodeId};
+use icn_forwarder::testing::{AppId, LinkParams, Network, NodeId};
 
 pub const MBPS: u64 = 1_000_000;
 
@@ -18,8 +21,18 @@ pub fn at(x_ms: u64) -> Timestamp {
 }
 
 /// Engine configuration of a node running `scheme` with DropTail-100 queues.
+///
+/// CCC nodes run without a Content Store: an Interest answered from the CS
+/// bypasses the strategy, so CCC would not count it into the flow's pace
+/// (a retransmission after a drop would then look like an idle flow).
 pub fn engine(scheme: CcScheme) -> EngineConfig {
+    let cs_max_packets = if scheme == CcScheme::Ccc {
+        0
+    } else {
+        EngineConfig::default().cs_max_packets
+    };
     EngineConfig {
+        cs_max_packets,
         cc: CcConfig {
             scheme,
             ..CcConfig::default()
@@ -92,9 +105,9 @@ pub fn data_drops(net: &Network, nodes: &[NodeId]) -> u64 {
 }
 
 /// Summarises flows over [from, to) against a bottleneck of `cap_bps`.
-pub fn summarise(
+pub fn summarise<L: ConsumerLaw>(
     scheme: CcScheme,
-    flows: &[LawFlow<AnyConsumerLaw>],
+    flows: &[LawFlow<L>],
     from: Timestamp,
     to: Timestamp,
     cap_bps: f64,
@@ -132,5 +145,30 @@ pub fn link(mbps: u64, delay_ms: u64) -> LinkParams {
         delay: ms(delay_ms),
         capacity_bps: Some(mbps * MBPS),
         ..LinkParams::default()
+    }
+}
+
+/// A flow driven by icncat's scheme logic (`icn_consumer::Scheme`): the
+/// law plus its per-Interest fields (MIRCC class and steering hint, CCC
+/// objective, QSCCP class and DownstreamRate).
+pub fn scheme_flow(
+    app: AppId,
+    prefix: &str,
+    opts: &SchemeOptions,
+    start: Timestamp,
+    stop: Timestamp,
+    seed: u64,
+) -> LawFlow<Scheme> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    LawFlow::new(app, prefix, Scheme::new(opts), start, stop)
+        .with_tagger(Box::new(move |law: &mut Scheme, seg| law.tag(seg, &mut rng)))
+}
+
+/// icncat's options for `kind` with Data of `data_bytes`.
+pub fn opts(kind: LawKind, data_bytes: f64) -> SchemeOptions {
+    SchemeOptions {
+        kind,
+        initial_data_size_bytes: data_bytes,
+        ..SchemeOptions::default()
     }
 }

@@ -185,6 +185,7 @@ impl Shell {
                 let id = self.node.add_face(now, params);
                 self.faces
                     .insert(id, self.entry(FaceTx::Stream(None), uri.clone(), false));
+                self.connecting.insert(id);
                 spawn_connect(
                     *peer,
                     ConnectPurpose::Permanent(id),
@@ -339,6 +340,7 @@ impl Shell {
                     .complete_create_face(now, token, Err(e.to_string()));
             }
             (ConnectPurpose::Permanent(id), Ok(t)) => {
+                self.connecting.remove(&id);
                 if !self.faces.contains_key(&id) {
                     return;
                 }
@@ -348,6 +350,7 @@ impl Shell {
                 self.attach_stream(id, uri, false, r, w);
             }
             (ConnectPurpose::Permanent(id), Err(e)) => {
+                self.connecting.remove(&id);
                 if let Some(peer) = self.faces.get(&id).and_then(|f| f.uri.socket_addr()) {
                     tracing::debug!(%id, error = %e, "permanent TCP face: retrying");
                     spawn_connect(
@@ -406,6 +409,7 @@ impl Shell {
     }
 
     pub(super) fn drop_face_transport(&mut self, id: FaceId) {
+        self.connecting.remove(&id);
         if let Some(e) = self.faces.remove(&id) {
             match e.tx {
                 FaceTx::Udp { sock, peer } => {

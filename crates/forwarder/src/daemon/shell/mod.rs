@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use bytes::Bytes;
 use cc_core::Timestamp;
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use icn_tlv::Name;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -26,7 +26,7 @@ use tokio::time::Instant;
 
 use super::ethernet::{EthSocket, Mac};
 use super::listen::{accept_tcp, accept_unix, multicast_socket, tcp_listener, unix_listener};
-use super::{udp, Inbound, InboundTx, LogReload};
+use super::{notify, udp, Inbound, InboundTx, LogReload};
 use crate::config::Config;
 use crate::engine::FaceId;
 use crate::mgmt::{FaceUri, ManagerConfig};
@@ -39,6 +39,10 @@ const OUT_QUEUE: usize = 256;
 /// On-demand faces allowed at once; new peers beyond it are dropped.
 const MAX_FACES: usize = 10_000;
 const RECONNECT_DELAY: Duration = Duration::from_secs(2);
+/// How long start-up waits for permanent TCP faces to connect before
+/// accepting clients anyway (longer than the 800 ms connect timeout, so each
+/// face has either connected or failed and gone to its retry loop).
+const STARTUP_CONNECT_WAIT: Duration = Duration::from_millis(1000);
 
 struct UdpChannel {
     local: SocketAddr,
@@ -87,6 +91,9 @@ struct Shell {
     /// Ethernet face, the group URI for all UDP multicast faces.
     group_faces: HashMap<FaceUri, Vec<FaceId>>,
     config_strategies: Vec<Name>,
+    /// Permanent TCP faces whose first connect has not finished (start-up
+    /// waits for them before it accepts clients).
+    connecting: HashSet<FaceId>,
     cfg: Config,
     config_path: Option<PathBuf>,
     log_reload: Option<LogReload>,
@@ -123,6 +130,7 @@ pub(super) async fn run(
         config_faces: HashMap::new(),
         group_faces: HashMap::new(),
         config_strategies: Vec::new(),
+        connecting: HashSet::new(),
         cfg: cfg.clone(),
         config_path,
         log_reload,
@@ -149,6 +157,10 @@ pub(super) async fn run(
             .with_context(|| format!("opening Ethernet face on {}", e.interface))?;
         shell.add_ethernet(Arc::new(sock), e.mtu);
     }
+    // Permanent faces, static routes and strategies go in before any client
+    // can connect: whoever sees the socket (or READY=1) sees the routes.
+    shell.apply_config_tables(&cfg)?;
+    shell.await_permanent_connects(&mut rx).await;
     let mut listeners = Vec::new();
     if cfg.tcp.enabled {
         for addr in &cfg.tcp.listen {
@@ -164,8 +176,10 @@ pub(super) async fn run(
         tracing::info!(path = %path.display(), "Unix socket listening");
         listeners.push(tokio::spawn(accept_unix(l, tx.clone())));
     }
-    shell.apply_config_tables(&cfg)?;
     drop(tx);
+    if let Err(e) = notify::notify("READY=1") {
+        tracing::warn!(error = %e, "sd_notify READY=1 failed");
+    }
 
     use tokio::signal::unix::{signal, SignalKind};
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -186,7 +200,11 @@ pub(super) async fn run(
             biased;
             _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
             _ = sigint.recv() => { tracing::info!("SIGINT: shutting down"); break; }
-            _ = sighup.recv() => shell.reload(),
+            _ = sighup.recv() => {
+                let _ = notify::reloading();
+                shell.reload();
+                let _ = notify::notify("READY=1");
+            }
             batch = rx.recv() => {
                 let Some(batch) = batch else { break };
                 shell.handle_batch(batch);
@@ -203,6 +221,7 @@ pub(super) async fn run(
         }
         shell.flush();
     }
+    let _ = notify::notify("STOPPING=1");
     for l in listeners {
         l.abort();
     }
@@ -324,6 +343,30 @@ impl Shell {
                     self.dropped_out += n;
                 }
             }
+        }
+    }
+
+    /// Start-up: serves the inbound channel (datagrams from peers, connect
+    /// results) until every permanent TCP face has connected or failed, at
+    /// most [`STARTUP_CONNECT_WAIT`], so that the first client's Interests
+    /// find those faces open rather than dropped.
+    async fn await_permanent_connects(&mut self, rx: &mut mpsc::Receiver<Vec<Inbound>>) {
+        let deadline = Instant::now() + STARTUP_CONNECT_WAIT;
+        while !self.connecting.is_empty() {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(batch)) => {
+                    self.handle_batch(batch);
+                    self.flush();
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        if !self.connecting.is_empty() {
+            tracing::warn!(
+                faces = self.connecting.len(),
+                "permanent TCP faces still connecting; accepting clients"
+            );
+            self.connecting.clear();
         }
     }
 

@@ -68,7 +68,7 @@ impl Manager {
                         "Prefix has too many components",
                         body,
                     ),
-                    Err(e @ RibError::Full(_)) => {
+                    Err(e @ (RibError::Full(_) | RibError::FibRefused)) => {
                         ControlResponse::new(status::INTERNAL, e.to_string(), body)
                     }
                 })

@@ -171,15 +171,31 @@ impl Manager {
         self.datasets.retain(|d| d.expires > now);
     }
 
-    /// Adds a route (from the config or the shell); returns the RIB error if refused.
+    /// Adds a route (from the config, the shell or rib/register); returns
+    /// the RIB error if refused.
+    ///
+    /// On `Ok` the route's own next hop is in the FIB, so a 200 reply is a
+    /// promise that the next Interest is routed. The next hop is written
+    /// again even when the RIB's diff has nothing to add, because the FIB
+    /// can lose it behind the RIB's back (fib/remove-nexthop, an earlier
+    /// refusal); a refusal withdraws the route instead of answering 200.
     pub fn add_route(
         &mut self,
         ops: &mut dyn FwdOps,
         prefix: Name,
         route: Route,
     ) -> Result<(), RibError> {
-        let ups = self.rib.insert(prefix, route)?;
+        let ups = self.rib.insert(prefix.clone(), route)?;
         apply(ops, ups);
+        let cost = self
+            .rib
+            .installed_cost(&prefix, route.face)
+            .unwrap_or(route.cost);
+        if !ops.fib_add_nexthop(&prefix, route.face, cost) {
+            let ups = self.rib.remove(&prefix, route.face, route.origin);
+            apply(ops, ups);
+            return Err(RibError::FibRefused);
+        }
         Ok(())
     }
 

@@ -1,0 +1,478 @@
+//! SRMCC multicast tools (issue 7): `icnput --multicast` streams a file or
+//! stdin as a group source, `icncat --subscribe` joins a group and writes
+//! the stream. The protocol state machines are `icn_multicast`'s
+//! [`MulticastSource`] and [`MulticastReceiver`]; this module is only the
+//! tokio shell around them (clock, face, file I/O, reports).
+//!
+//! Wire (see `crates/multicast/README.md`): joins/leaves are Interests
+//! `/<group>/32=mcast-join|mcast-leave`, the stream is Data
+//! `/<group>/seq=<n>`, feedback is an LpPacket with the MCC header.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::time::Instant;
+
+use bytes::Bytes;
+use cc_core::{Duration, Timestamp};
+use icn_multicast::wire::Subscription;
+use icn_multicast::{MulticastReceiver, MulticastSource, ReceiverConfig, SourceConfig};
+use icn_tlv::{decode_packet, Name, NetPacket};
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::run::{self, RunError};
+use crate::transport::Face;
+
+/// Monotonic clock as cc-core timestamps since the tool started.
+#[derive(Debug, Clone, Copy)]
+struct Clock(Instant);
+
+impl Clock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_nanos(u64::try_from(self.0.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    }
+    fn instant(&self, t: Timestamp) -> tokio::time::Instant {
+        tokio::time::Instant::from_std(self.0 + core::time::Duration::from_nanos(t.as_nanos()))
+    }
+}
+
+/// Options of a multicast source.
+#[derive(Debug, Clone)]
+pub struct SourceOptions {
+    /// Payload bytes per group Data.
+    pub chunk_size: usize,
+    /// RTT that sets the adaptation cycle (4 × RTT).
+    pub rtt: Option<Duration>,
+    /// How long to keep answering feedback after the last packet.
+    pub linger: Duration,
+    /// Print the rate once per report interval.
+    pub quiet: bool,
+    /// Report interval.
+    pub report_interval: Duration,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions {
+            chunk_size: 1000,
+            rtt: None,
+            linger: Duration::from_millis(500),
+            quiet: false,
+            report_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What a source did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SourceReport {
+    /// Group Data sent.
+    pub packets_sent: u64,
+    /// Data wire bytes sent.
+    pub bytes_sent: u64,
+    /// MCC messages received (one per period from the first-hop node).
+    pub feedback_in: u64,
+    /// Algorithm 1 runs.
+    pub adaptations: u64,
+    /// Rate at the end, bit/s.
+    pub final_rate_bps: f64,
+    /// Seconds from the first to the last packet.
+    pub duration_s: f64,
+    /// (time s, rate bit/s) after each adaptation.
+    pub rates: Vec<(f64, f64)>,
+}
+
+/// Spawns a thread reading `input` in `chunk`-byte pieces into a bounded
+/// channel (the pacer, not the reader, sets the pace).
+fn spawn_reader(mut input: Box<dyn Read + Send>, chunk: usize) -> mpsc::Receiver<Bytes> {
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; chunk];
+        loop {
+            let mut filled = 0;
+            while filled < chunk {
+                match input.read(&mut buf[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            if filled == 0
+                || tx
+                    .blocking_send(Bytes::copy_from_slice(&buf[..filled]))
+                    .is_err()
+            {
+                return;
+            }
+            if filled < chunk {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Registers `group` on the forwarder and streams `input` as its source
+/// until the input ends (and `linger` passes) or the forwarder closes.
+///
+/// # Errors
+/// Registration or face errors.
+pub async fn run_source(
+    face: &mut Face,
+    group: &Name,
+    input: Box<dyn Read + Send>,
+    opts: &SourceOptions,
+) -> Result<SourceReport, RunError> {
+    run::register(face, group).await?;
+    let clock = Clock(Instant::now());
+    let cfg = SourceConfig {
+        rtt: opts.rtt,
+        ..SourceConfig::default()
+    };
+    let mut src = MulticastSource::new(group.clone(), cfg, clock.now());
+    let mut chunks = spawn_reader(input, opts.chunk_size.max(1));
+    let sender = face.sender();
+    let mut buf: VecDeque<Bytes> = VecDeque::new();
+    let mut eof = false;
+    let mut done_at: Option<Timestamp> = None;
+    let mut first_at: Option<Timestamp> = None;
+    let mut report = SourceReport::default();
+    let mut next_report = clock.now() + opts.report_interval;
+    let mut waiting_said = false;
+    let mut rx = Vec::new();
+    loop {
+        let now = clock.now();
+        if let Some(rate) = src.handle_timeout(now) {
+            report.rates.push((now.as_secs_f64(), rate));
+        }
+        // Send while the pacer allows; hold one chunk back to know the last.
+        while done_at.is_none()
+            && src.has_subscribers(now)
+            && src.can_send(now)
+            && (buf.len() >= 2 || eof)
+        {
+            let chunk = buf.pop_front().unwrap_or_default();
+            let end = eof && buf.is_empty();
+            sender.send(src.send(now, chunk, end)).await?;
+            first_at.get_or_insert(now);
+            if end {
+                done_at = Some(now);
+            }
+        }
+        if done_at.is_some_and(|t| now.saturating_since(t) >= opts.linger) {
+            break;
+        }
+        if now >= next_report {
+            next_report = now + opts.report_interval;
+            if !opts.quiet {
+                if src.has_subscribers(now) {
+                    let fb = src.last_feedback();
+                    eprintln!(
+                        "{:8.1}s rate {:>10.0} bit/s  sent {:>7}  feedback {}  {}",
+                        now.as_secs_f64(),
+                        src.rate_bps(),
+                        src.stats().packets_sent,
+                        src.stats().feedback_in,
+                        fb.map_or(String::new(), |m| format!(
+                            "(Omax {:.3} Omin {:.3} fair {:.0})",
+                            m.max_occupancy, m.min_occupancy, m.min_fair_share_bps
+                        )),
+                    );
+                } else if !waiting_said {
+                    waiting_said = true;
+                    eprintln!("waiting for subscribers of {group}");
+                }
+            }
+        }
+        let sending = done_at.is_none() && src.has_subscribers(now) && (buf.len() >= 2 || eof);
+        let mut wake = src.poll_timeout().min(next_report);
+        if sending {
+            wake = wake.min(src.next_send_time());
+        }
+        wake = wake.min(now + Duration::from_millis(200));
+        tokio::select! {
+            r = face.recv(&mut rx) => {
+                if !r? {
+                    return Err(RunError::Closed);
+                }
+                let now = clock.now();
+                for p in rx.drain(..) {
+                    let Ok((lp, net)) = decode_packet(p) else { continue };
+                    if let Some(fb) = lp.mcc {
+                        let _ = src.handle_feedback(now, &fb);
+                    }
+                    if let Some(NetPacket::Interest(i)) = net {
+                        if let Some(sub) = Subscription::from_interest(&i) {
+                            let _ = src.handle_subscription(now, &sub);
+                        }
+                    }
+                }
+            }
+            c = chunks.recv(), if !eof && buf.len() < 2 => match c {
+                Some(b) => buf.push_back(b),
+                None => eof = true,
+            },
+            _ = tokio::time::sleep_until(clock.instant(wake)) => {}
+        }
+    }
+    let s = src.stats();
+    report.packets_sent = s.packets_sent;
+    report.bytes_sent = s.bytes_sent;
+    report.feedback_in = s.feedback_in;
+    report.adaptations = s.adaptations;
+    report.final_rate_bps = src.rate_bps();
+    report.duration_s = match (first_at, done_at) {
+        (Some(a), Some(b)) => b.saturating_since(a).as_secs_f64(),
+        _ => 0.0,
+    };
+    Ok(report)
+}
+
+/// Options of a subscriber.
+#[derive(Debug, Clone)]
+pub struct SubscribeOptions {
+    /// Access-link capacity reported as the initial fair share, bit/s.
+    pub access_capacity_bps: u64,
+    /// Stop after this long without group Data once the stream started.
+    pub idle_timeout: Duration,
+    /// Stop after this long in any case.
+    pub max_duration: Option<Duration>,
+    /// Print rate and loss once per second.
+    pub quiet: bool,
+}
+
+impl Default for SubscribeOptions {
+    fn default() -> Self {
+        SubscribeOptions {
+            access_capacity_bps: 100_000_000,
+            idle_timeout: Duration::from_secs(5),
+            max_duration: None,
+            quiet: false,
+        }
+    }
+}
+
+/// One second of a subscription.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SubscribeSample {
+    /// Seconds since the subscription started.
+    pub t_s: f64,
+    /// Received wire rate over the last window, bit/s.
+    pub received_rate_bps: f64,
+    /// Rate the source announced in its latest packet, bit/s.
+    pub announced_rate_bps: u64,
+    /// Sequence-gap losses so far.
+    pub lost: u64,
+}
+
+/// What a subscriber received.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SubscribeReport {
+    /// Group Data received (not counting duplicates).
+    pub packets: u64,
+    /// Payload bytes written.
+    pub payload_bytes: u64,
+    /// Data wire bytes received.
+    pub wire_bytes: u64,
+    /// Packets missing from the sequence (gaps not filled later).
+    pub lost: u64,
+    /// Packets that filled a gap late.
+    pub late: u64,
+    /// Duplicates.
+    pub duplicates: u64,
+    /// lost / (received + lost).
+    pub loss_ratio: f64,
+    /// Mean wire rate from the first to the last packet, bit/s.
+    pub mean_rate_bps: f64,
+    /// Lowest, highest and last rate announced by the source, bit/s.
+    pub announced_min_bps: u64,
+    /// Highest announced rate.
+    pub announced_max_bps: u64,
+    /// Last announced rate.
+    pub announced_last_bps: u64,
+    /// True when the source's end-of-stream packet arrived.
+    pub ended: bool,
+    /// Per-second series.
+    pub samples: Vec<SubscribeSample>,
+}
+
+impl SubscribeReport {
+    /// A short human summary.
+    pub fn summary(&self) -> String {
+        format!(
+            "Received {} packets ({} payload bytes), lost {} ({:.2} %), late {}, duplicates {}\n\
+             Mean rate {:.3} Mbit/s; source announced {:.3}..{:.3} Mbit/s (last {:.3}); end {}\n",
+            self.packets,
+            self.payload_bytes,
+            self.lost,
+            self.loss_ratio * 100.0,
+            self.late,
+            self.duplicates,
+            self.mean_rate_bps / 1e6,
+            self.announced_min_bps as f64 / 1e6,
+            self.announced_max_bps as f64 / 1e6,
+            self.announced_last_bps as f64 / 1e6,
+            self.ended,
+        )
+    }
+}
+
+/// Joins `group` and writes the stream's payloads to `out` until the end
+/// packet, the idle timeout, `max_duration` or the forwarder closing; then
+/// leaves.
+///
+/// # Errors
+/// Face or write errors.
+pub async fn run_subscriber(
+    face: &mut Face,
+    group: &Name,
+    out: &mut dyn Write,
+    opts: &SubscribeOptions,
+) -> Result<SubscribeReport, RunError> {
+    let clock = Clock(Instant::now());
+    let cfg = ReceiverConfig {
+        access_capacity_bps: opts.access_capacity_bps,
+        ..ReceiverConfig::default()
+    };
+    let mut rx = MulticastReceiver::new(group.clone(), cfg, clock.now());
+    let sender = face.sender();
+    let mut report = SubscribeReport {
+        announced_min_bps: u64::MAX,
+        ..SubscribeReport::default()
+    };
+    let mut first_at: Option<Timestamp> = None;
+    let mut last_at: Option<Timestamp> = None;
+    let mut next_sample = clock.now() + Duration::from_secs(1);
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut frames = Vec::new();
+    'outer: loop {
+        let now = clock.now();
+        rx.handle_timeout(now);
+        while let Some(o) = rx.poll_output() {
+            sender.send(o.encode(rand::random())).await?;
+        }
+        if now >= next_sample {
+            next_sample = now + Duration::from_secs(1);
+            let s = rx.stats();
+            let sample = SubscribeSample {
+                t_s: now.as_secs_f64(),
+                received_rate_bps: rx.received_rate_bps(),
+                announced_rate_bps: s.announced_rate_bps,
+                lost: s.lost,
+            };
+            if !opts.quiet {
+                eprintln!(
+                    "{:8.1}s received {:>10.0} bit/s  packets {:>7}  lost {:>5} ({:.2} %)  announced {:>10} bit/s",
+                    sample.t_s,
+                    sample.received_rate_bps,
+                    s.packets,
+                    s.lost,
+                    s.loss_ratio() * 100.0,
+                    s.announced_rate_bps
+                );
+            }
+            if report.samples.len() < 86_400 {
+                report.samples.push(sample);
+            }
+        }
+        if rx.stats().ended {
+            break;
+        }
+        if last_at.is_some_and(|t| now.saturating_since(t) >= opts.idle_timeout) {
+            break;
+        }
+        if opts
+            .max_duration
+            .is_some_and(|d| now >= Timestamp::ZERO + d)
+        {
+            break;
+        }
+        let wake = rx
+            .poll_timeout()
+            .min(next_sample)
+            .min(now + Duration::from_millis(200));
+        tokio::select! {
+            r = face.recv(&mut frames) => {
+                if !r? {
+                    break 'outer;
+                }
+                let now = clock.now();
+                for p in frames.drain(..) {
+                    let Ok((_, Some(NetPacket::Data(d)))) = decode_packet(p) else { continue };
+                    let Ok(pkt) = rx.handle_data(now, &d) else { continue };
+                    first_at.get_or_insert(now);
+                    last_at = Some(now);
+                    let a = pkt.rate_bps;
+                    report.announced_min_bps = report.announced_min_bps.min(a);
+                    report.announced_max_bps = report.announced_max_bps.max(a);
+                    out.write_all(&pkt.payload).map_err(RunError::Io)?;
+                }
+            }
+            _ = tokio::time::sleep_until(clock.instant(wake)) => {}
+            _ = &mut ctrl_c => break 'outer,
+        }
+    }
+    rx.leave();
+    while let Some(o) = rx.poll_output() {
+        // Best effort: the forwarder may already be gone.
+        let _ = sender.send(o.encode(rand::random())).await;
+    }
+    let s = *rx.stats();
+    report.packets = s.packets;
+    report.payload_bytes = s.payload_bytes;
+    report.wire_bytes = s.wire_bytes;
+    report.lost = s.lost;
+    report.late = s.late;
+    report.duplicates = s.duplicates;
+    report.loss_ratio = s.loss_ratio();
+    report.announced_last_bps = s.announced_rate_bps;
+    if report.announced_min_bps == u64::MAX {
+        report.announced_min_bps = 0;
+    }
+    report.ended = s.ended;
+    if let (Some(a), Some(b)) = (first_at, last_at) {
+        let secs = b.saturating_since(a).as_secs_f64();
+        if secs > 0.0 {
+            report.mean_rate_bps = s.wire_bytes as f64 * 8.0 / secs;
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn reader_chunks_and_ends() {
+        let data: Vec<u8> = (0..2500u32).map(|i| i as u8).collect();
+        let mut rx = spawn_reader(Box::new(std::io::Cursor::new(data.clone())), 1000);
+        let mut got = Vec::new();
+        let mut sizes = Vec::new();
+        while let Some(b) = rx.recv().await {
+            sizes.push(b.len());
+            got.extend_from_slice(&b);
+        }
+        assert_eq!(sizes, vec![1000, 1000, 500]);
+        assert_eq!(got, data);
+    }
+
+    #[test]
+    fn summary_names_loss_and_rates() {
+        let r = SubscribeReport {
+            packets: 99,
+            lost: 1,
+            loss_ratio: 0.01,
+            mean_rate_bps: 1.5e6,
+            announced_min_bps: 50_000,
+            announced_max_bps: 1_500_000,
+            announced_last_bps: 1_500_000,
+            ..SubscribeReport::default()
+        };
+        let s = r.summary();
+        assert!(s.contains("lost 1 (1.00 %)"), "{s}");
+        assert!(s.contains("1.500 Mbit/s"), "{s}");
+    }
+}
