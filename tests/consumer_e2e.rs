@@ -1,122 +1,15 @@
 //! End to end over real processes on loopback: icnfwd, icnput, icncat.
 
+mod common;
+
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Finds a workspace binary next to the test executable (target/<profile>/),
-/// running `cargo build` for it (a no-op when up to date) with $CARGO.
-fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .to_path_buf();
-    // Build (or confirm up to date) the three binaries once per test process,
-    // with the profile of this test, so that a stale binary is never used.
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "-p",
-            "icn-forwarder",
-            "--bin",
-            "icnfwd",
-            "-p",
-            "icn-consumer",
-            "--bin",
-            "icncat",
-            "--bin",
-            "icnput",
-        ]);
-        if dir.file_name().is_some_and(|p| p == "release") {
-            cmd.arg("--release");
-        }
-        let st = cmd.status().expect("running cargo build");
-        assert!(st.success(), "building the binaries failed");
-    });
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} missing after cargo build",
-        path.display()
-    );
-    path
-}
-
-struct Proc(Child);
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_for(path: &Path) {
-    let t = Instant::now();
-    while !path.exists() {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "{} did not appear",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn forwarder(dir: &Path, tag: &str, extra: &str) -> (Proc, PathBuf) {
-    let sock = dir.join(format!("{tag}.sock"));
-    let cfg = dir.join(format!("{tag}.toml"));
-    let text = format!(
-        "log_level = \"warn\"\n[unix]\npath = \"{}\"\n[tcp]\nenabled = false\n{extra}",
-        sock.display()
-    );
-    std::fs::write(&cfg, text).unwrap();
-    let child = Command::new(binary("icnfwd"))
-        .arg("-c")
-        .arg(&cfg)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(&sock);
-    (Proc(child), sock)
-}
-
-fn publish(sock: &Path, name: &str, file: &Path) -> Proc {
-    let mut child = Command::new(binary("icnput"))
-        .args(["--transport", &format!("unix://{}", sock.display()), name])
-        .arg(file)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // icnput prints "Published ..." once the prefix is registered.
-    let mut err = child.stderr.take().unwrap();
-    let mut buf = [0u8; 256];
-    let n = std::io::Read::read(&mut err, &mut buf).unwrap();
-    assert!(
-        String::from_utf8_lossy(&buf[..n]).contains("Published"),
-        "{}",
-        String::from_utf8_lossy(&buf[..n])
-    );
-    // The forwarder may answer rib/register a moment before the FIB entry
-    // is usable (NoRoute seen otherwise); give it that moment.
-    std::thread::sleep(Duration::from_millis(300));
-    Proc(child)
-}
+use common::{binary, forwarder, free_udp_port, publish, wait_published, Proc};
 
 fn fetch(sock: &Path, name: &str, out: &Path, extra: &[&str]) -> String {
     let o = Command::new(binary("icncat"))
@@ -212,8 +105,6 @@ fn two_forwarders_over_udp_every_scheme_is_byte_identical() {
         "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{port_b}\"\n[[route]]\nprefix = \"/e2e/two\"\nface = \"udp4://127.0.0.1:{port_b}\"\ncost = 1\n"
     );
     let (_a, sock_a) = forwarder(dir.path(), "a", &extra_a);
-    // Static faces and routes come up just after the socket does.
-    std::thread::sleep(Duration::from_millis(1000));
     let input = dir.path().join("in.bin");
     let body = content(SIZE / 2);
     std::fs::write(&input, &body).unwrap();
@@ -286,7 +177,6 @@ fn lossy_link_still_gives_identical_content_and_counts_retransmissions() {
         "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{relay_port}\"\n[[route]]\nprefix = \"/e2e/lossy\"\nface = \"udp4://127.0.0.1:{relay_port}\"\ncost = 1\n"
     );
     let (_a, sock_a) = forwarder(dir.path(), "a", &extra_a);
-    std::thread::sleep(Duration::from_millis(1000));
     let input = dir.path().join("in.bin");
     let body = content(SIZE / 4);
     std::fs::write(&input, &body).unwrap();
@@ -367,7 +257,6 @@ fn cc_pair(
         "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{port_b}\"\ncapacity_bps = {capacity_bps}\n[[route]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:{port_b}\"\ncost = 1\n[cc]\nscheme = \"{scheme}\"\n"
     );
     let (a, sock_a) = forwarder(dir, "a", &extra_a);
-    std::thread::sleep(Duration::from_millis(1000));
     (a, b, sock_a, sock_b)
 }
 
@@ -484,13 +373,9 @@ fn icnput_streams_stdin() {
             }
         })
     };
-    let mut err = child.stderr.take().unwrap();
-    let mut buf = [0u8; 256];
-    let n = std::io::Read::read(&mut err, &mut buf).unwrap();
-    assert!(String::from_utf8_lossy(&buf[..n]).contains("Published"));
+    let mut put = Proc(child);
+    wait_published(&mut put.0);
     feed.join().unwrap();
-    let _put = Proc(child);
-    std::thread::sleep(Duration::from_millis(300));
     let out = dir.path().join("out.bin");
     fetch(&sock, "/e2e/stdin", &out, &["--cc", "cubic"]);
     assert!(std::fs::read(&out).unwrap() == body, "content differs");

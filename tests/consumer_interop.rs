@@ -4,10 +4,16 @@
 //! The venv is created once under CARGO_TARGET_TMPDIR; when PyPI cannot be
 //! reached the tests say so loudly and return.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+
+use common::{binary, forwarder, wait_for_line, wait_published, Proc};
+
+/// icnfwd with UDP off (the tests speak over its Unix socket only).
+const FWD_EXTRA: &str = "[udp]\nenabled = false\n";
 
 const PRODUCER_PY: &str = r#"
 import sys
@@ -91,48 +97,6 @@ async def main():
 app.run_forever(after_start=main())
 "#;
 
-/// Finds a workspace binary in target/<profile>/, building it first.
-fn binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .to_path_buf();
-    // Build (or confirm up to date) the three binaries once per test process,
-    // with the profile of this test, so that a stale binary is never used.
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "-p",
-            "icn-forwarder",
-            "--bin",
-            "icnfwd",
-            "-p",
-            "icn-consumer",
-            "--bin",
-            "icncat",
-            "--bin",
-            "icnput",
-        ]);
-        if dir.file_name().is_some_and(|p| p == "release") {
-            cmd.arg("--release");
-        }
-        let st = cmd.status().expect("running cargo build");
-        assert!(st.success(), "building the binaries failed");
-    });
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} missing after cargo build",
-        path.display()
-    );
-    path
-}
-
 /// The venv's python with python-ndn 0.5.2, or None when PyPI is unreachable.
 fn python() -> Option<PathBuf> {
     static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -172,69 +136,23 @@ fn python() -> Option<PathBuf> {
     .clone()
 }
 
-struct Proc(Child);
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn forwarder(dir: &Path) -> (Proc, PathBuf) {
-    let sock = dir.join("fwd.sock");
-    let cfg = dir.join("fwd.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "log_level = \"warn\"\n[unix]\npath = \"{}\"\n[udp]\nenabled = false\n[tcp]\nenabled = false\n",
-            sock.display()
-        ),
-    )
-    .unwrap();
-    let child = Command::new(binary("icnfwd"))
-        .arg("-c")
-        .arg(&cfg)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while !sock.exists() {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "icnfwd socket did not appear"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (Proc(child), sock)
-}
-
 fn content(len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
         .collect()
 }
 
-fn read_line(child: &mut Child) -> String {
-    let mut out = child.stdout.take().unwrap();
-    let mut s = Vec::new();
-    let mut b = [0u8; 1];
-    while std::io::Read::read(&mut out, &mut b).unwrap_or(0) == 1 && b[0] != b'\n' {
-        s.push(b[0]);
-    }
-    String::from_utf8_lossy(&s).into_owned()
-}
-
 #[test]
 fn icncat_fetches_from_a_python_ndn_producer() {
     let Some(py) = python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (_fwd, sock) = forwarder(dir.path());
+    let (_fwd, sock) = forwarder(dir.path(), "fwd", FWD_EXTRA);
     let input = dir.path().join("in.bin");
     let body = content(300_000);
     std::fs::write(&input, &body).unwrap();
     let script = dir.path().join("producer.py");
     std::fs::write(&script, PRODUCER_PY).unwrap();
-    let mut child = Command::new(&py)
+    let child = Command::new(&py)
         .arg(&script)
         .args(["/py/obj"])
         .arg(&input)
@@ -243,8 +161,11 @@ fn icncat_fetches_from_a_python_ndn_producer() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let line = read_line(&mut child);
-    let _producer = Proc(child);
+    let mut producer = Proc(child);
+    let out = producer.0.stdout.take().unwrap();
+    // The script's first line: READY or REGISTER-FAILED once rib/register
+    // answered.
+    let line = wait_for_line(out, "");
     assert_eq!(line, "READY");
     let out = dir.path().join("out.bin");
     let o = Command::new(binary("icncat"))
@@ -266,11 +187,11 @@ fn icncat_fetches_from_a_python_ndn_producer() {
 fn python_ndn_consumer_fetches_from_icnput() {
     let Some(py) = python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (_fwd, sock) = forwarder(dir.path());
+    let (_fwd, sock) = forwarder(dir.path(), "fwd", FWD_EXTRA);
     let input = dir.path().join("in.bin");
     let body = content(500_000);
     std::fs::write(&input, &body).unwrap();
-    let mut put = Command::new(binary("icnput"))
+    let put = Command::new(binary("icnput"))
         .args([
             "--transport",
             &format!("unix://{}", sock.display()),
@@ -280,10 +201,8 @@ fn python_ndn_consumer_fetches_from_icnput() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut buf = [0u8; 256];
-    let n = std::io::Read::read(put.stderr.as_mut().unwrap(), &mut buf).unwrap();
-    assert!(String::from_utf8_lossy(&buf[..n]).contains("Published"));
-    let _put = Proc(put);
+    let mut put = Proc(put);
+    wait_published(&mut put.0);
     let script = dir.path().join("consumer.py");
     std::fs::write(&script, CONSUMER_PY).unwrap();
     let out = dir.path().join("out.bin");

@@ -279,6 +279,11 @@ fn file_streams_to_three_receivers_through_three_nodes() {
         );
         let loss = r["loss_ratio"].as_f64().unwrap_or(1.0);
         assert!(loss <= 0.01, "receiver {k} loss {loss}\n{}", logs());
+        assert!(
+            steady_bps > 1_000_000.0,
+            "receiver {k} steady rate {steady_bps}\n{}",
+            logs()
+        );
         let rate = r["mean_rate_bps"].as_f64().unwrap_or(0.0);
         assert!(
             rate <= 2_000_000.0,

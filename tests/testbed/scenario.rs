@@ -73,6 +73,10 @@ pub struct Scenario {
     pub measure: Vec<Measured>,
     /// Extra `[cc]` lines per scheme (`[cc_<scheme>]` tables), verbatim.
     pub cc_extra: BTreeMap<String, Vec<(String, Value)>>,
+    /// Settling target after a flow arrival: each flow's own final rate
+    /// (`"final"`, default) or the equal share of the bottleneck capacity
+    /// (`"fair_share"`).
+    pub settle_to_fair_share: bool,
 }
 
 fn field<'a>(obj: &'a Value, key: &str, ctx: &str) -> Result<&'a Value, String> {
@@ -102,7 +106,8 @@ fn f64_or(obj: &Value, key: &str, default: f64, ctx: &str) -> Result<f64, String
     Ok(opt_f64(obj, key, ctx)?.unwrap_or(default))
 }
 
-const KNOWN_TOP: [&str; 9] = [
+const KNOWN_TOP: [&str; 10] = [
+    "settle_to",
     "name",
     "title",
     "duration_s",
@@ -294,7 +299,13 @@ impl Scenario {
                 );
             }
         }
+        let settle_to_fair_share = match v.get("settle_to").and_then(Value::as_str) {
+            None | Some("final") => false,
+            Some("fair_share") => true,
+            Some(o) => return Err(format!("settle_to {o:?}: expected \"final\" or \"fair_share\"")),
+        };
         let sc = Scenario {
+            settle_to_fair_share,
             name,
             title,
             duration_s,

@@ -21,57 +21,13 @@
 
 use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
 use crate::rtt::{RttConfig, RttEstimator};
-use crate::time::{Duration, Timestamp};
+use crate::time::Timestamp;
+use crate::window::{DataVerdict, WindowCore};
+
+pub use crate::window::{CwaGate, WindowStats};
 
 /// ndnget's MIN_SSTHRESH.
 pub const MIN_SSTHRESH: f64 = 2.0;
-
-/// Conservative window adaptation: allows at most one decrease per RTT.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CwaGate {
-    disabled: bool,
-    last_decrease: Option<Timestamp>,
-    newest_acked_send: Option<Timestamp>,
-}
-
-impl CwaGate {
-    /// A gate; `disabled` lets every decrease through (ndnget `--no-cwa`).
-    pub fn new(disabled: bool) -> Self {
-        CwaGate {
-            disabled,
-            ..CwaGate::default()
-        }
-    }
-
-    /// Records a Data whose Interest took `rtt` (None for retransmissions).
-    pub fn on_data(&mut self, now: Timestamp, rtt: Option<Duration>) {
-        if let Some(rtt) = rtt {
-            let sent = now - rtt;
-            if self.newest_acked_send.is_none_or(|t| sent > t) {
-                self.newest_acked_send = Some(sent);
-            }
-        }
-    }
-
-    /// Returns whether a decrease may happen now, and if so records it.
-    pub fn try_decrease(&mut self, now: Timestamp) -> bool {
-        let allowed = self.disabled
-            || match (self.last_decrease, self.newest_acked_send) {
-                (None, _) => true,
-                (Some(last), Some(acked)) => acked > last,
-                (Some(_), None) => false,
-            };
-        if allowed {
-            self.last_decrease = Some(now);
-        }
-        allowed
-    }
-
-    /// Time of the last decrease the gate let through.
-    pub fn last_decrease(&self) -> Option<Timestamp> {
-        self.last_decrease
-    }
-}
 
 /// AIMD parameters; defaults are ndnget's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -117,44 +73,12 @@ impl Default for AimdConfig {
     }
 }
 
-/// Counters of a window law.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WindowStats {
-    /// Marked Data received.
-    pub marks: u64,
-    /// Decreases caused by marks.
-    pub mark_decreases: u64,
-    /// Decreases caused by timeouts or congestion Nacks.
-    pub loss_decreases: u64,
-}
-
-/// Counts Interests in flight so RTT samples can be weighted (ndnget passes
-/// the in-flight count as the expected samples per RTT).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct InFlight(u32);
-
-impl InFlight {
-    pub(crate) fn sent(&mut self) {
-        self.0 = self.0.saturating_add(1);
-    }
-    pub(crate) fn done(&mut self) {
-        self.0 = self.0.saturating_sub(1);
-    }
-    pub(crate) fn expected_samples(self) -> u32 {
-        self.0.saturating_add(1)
-    }
-}
-
 /// ndnget's AIMD window.
 #[derive(Debug, Clone)]
 pub struct Aimd {
     cfg: AimdConfig,
-    cwnd: f64,
     ssthresh: f64,
-    gate: CwaGate,
-    rtt: RttEstimator,
-    in_flight: InFlight,
-    stats: WindowStats,
+    core: WindowCore,
 }
 
 impl Aimd {
@@ -162,12 +86,8 @@ impl Aimd {
     pub fn new(cfg: AimdConfig) -> Self {
         let mut a = Aimd {
             cfg,
-            cwnd: cfg.init_cwnd,
             ssthresh: cfg.init_ssthresh,
-            gate: CwaGate::new(cfg.disable_cwa),
-            rtt: RttEstimator::new(cfg.rtt),
-            in_flight: InFlight::default(),
-            stats: WindowStats::default(),
+            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.rtt),
         };
         a.clamp();
         a
@@ -175,7 +95,7 @@ impl Aimd {
 
     /// Congestion window, Interests.
     pub fn cwnd(&self) -> f64 {
-        self.cwnd
+        self.core.cwnd
     }
 
     /// Slow-start threshold.
@@ -185,26 +105,27 @@ impl Aimd {
 
     /// RTT/RTO estimator fed by this law (the pipeline's retransmission timer).
     pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
+        &self.core.rtt
     }
 
     /// Counters.
     pub fn stats(&self) -> WindowStats {
-        self.stats
+        self.core.stats
     }
 
     fn increase(&mut self) {
-        if self.cwnd < self.ssthresh {
-            self.cwnd += self.cfg.ai_step;
+        let cwnd = &mut self.core.cwnd;
+        if *cwnd < self.ssthresh {
+            *cwnd += self.cfg.ai_step;
         } else {
-            self.cwnd += self.cfg.ai_step / libm::floor(self.cwnd).max(1.0);
+            *cwnd += self.cfg.ai_step / libm::floor(*cwnd).max(1.0);
         }
         self.clamp();
     }
 
     fn decrease(&mut self) {
-        self.ssthresh = (self.cwnd * self.cfg.md_coef).max(MIN_SSTHRESH);
-        self.cwnd = if self.cfg.reset_cwnd_to_init {
+        self.ssthresh = (self.core.cwnd * self.cfg.md_coef).max(MIN_SSTHRESH);
+        self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd
         } else {
             self.ssthresh
@@ -213,21 +134,12 @@ impl Aimd {
     }
 
     fn clamp(&mut self) {
-        let lo = self.cfg.min_window.max(0.0);
-        let hi = self.cfg.max_window.max(lo);
-        self.cwnd = if self.cwnd.is_nan() {
-            lo
-        } else {
-            self.cwnd.clamp(lo, hi)
-        };
+        self.core.clamp(self.cfg.min_window, self.cfg.max_window);
     }
 
     fn on_loss(&mut self, now: Timestamp) {
-        self.in_flight.done();
-        if self.gate.try_decrease(now) {
+        if self.core.on_loss(now) {
             self.decrease();
-            self.rtt.backoff();
-            self.stats.loss_decreases += 1;
         }
     }
 }
@@ -240,33 +152,20 @@ impl Default for Aimd {
 
 impl ConsumerLaw for Aimd {
     fn on_interest_sent(&mut self, _now: Timestamp, _retransmission: bool) {
-        self.in_flight.sent();
+        self.core.on_interest_sent();
     }
 
     fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
-        self.in_flight.done();
-        if let Some(rtt) = fb.rtt {
-            self.rtt.add_sample(rtt, self.in_flight.expected_samples());
+        match self.core.on_data(now, fb, self.cfg.ignore_marks) {
+            DataVerdict::Increase => self.increase(),
+            DataVerdict::Decrease => self.decrease(),
+            DataVerdict::Hold => {}
         }
-        self.gate.on_data(now, fb.rtt);
-        if fb.congestion_mark > 0 {
-            self.stats.marks += 1;
-            if !self.cfg.ignore_marks {
-                if self.gate.try_decrease(now) {
-                    self.decrease();
-                    self.stats.mark_decreases += 1;
-                }
-                return;
-            }
-        }
-        self.increase();
     }
 
     fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
-        if fb.congestion {
+        if self.core.nack_is_loss(fb) {
             self.on_loss(now);
-        } else {
-            self.in_flight.done();
         }
     }
 
@@ -275,15 +174,14 @@ impl ConsumerLaw for Aimd {
     }
 
     fn limit(&self) -> SendLimit {
-        SendLimit::Window {
-            interests: self.cwnd,
-        }
+        self.core.limit()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::Duration;
     use proptest::prelude::*;
 
     fn data(rtt_ms: u64, mark: u64) -> DataFeedback {

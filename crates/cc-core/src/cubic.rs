@@ -8,7 +8,7 @@
 //!   `W_est = w_max·β + 3(1−β)/(1+β) · t/SRTT` (eq. 4),
 //!   `cwnd += max(0, max(W_cubic, W_est) − cwnd)/cwnd`;
 //! * decrease (marked Data unless `ignore_marks`, timeout, congestion Nack;
-//!   once per RTT, see [`CwaGate`]): `w_max = cwnd` (or `cwnd·(1+β)/2` with
+//!   once per RTT, see [`crate::aimd::CwaGate`]): `w_max = cwnd` (or `cwnd·(1+β)/2` with
 //!   fast convergence when below the previous `w_max`),
 //!   `ssthresh = max(init_cwnd, cwnd·β)`, `cwnd = ssthresh`;
 //! * defaults C = 0.4, β = 0.7, fast convergence off, init_cwnd 2.
@@ -18,10 +18,11 @@
 //! is clamped to `[min_window, max_window]`; the once-per-RTT gate uses send
 //! times (see [`crate::aimd`]).
 
-use crate::aimd::{CwaGate, InFlight, WindowStats};
+use crate::aimd::WindowStats;
 use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
+use crate::window::{DataVerdict, WindowCore};
 
 /// CUBIC parameters; defaults are ndnget's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,14 +72,12 @@ impl Default for CubicConfig {
 #[derive(Debug, Clone)]
 pub struct Cubic {
     cfg: CubicConfig,
-    cwnd: f64,
     ssthresh: f64,
     w_max: f64,
+    /// Origin of the CUBIC time t (not the gate's last decrease: it starts
+    /// at the first event).
     last_decrease: Option<Timestamp>,
-    gate: CwaGate,
-    rtt: RttEstimator,
-    in_flight: InFlight,
-    stats: WindowStats,
+    core: WindowCore,
 }
 
 impl Cubic {
@@ -86,14 +85,10 @@ impl Cubic {
     pub fn new(cfg: CubicConfig) -> Self {
         let mut c = Cubic {
             cfg,
-            cwnd: cfg.init_cwnd,
             ssthresh: cfg.init_ssthresh,
             w_max: 0.0,
             last_decrease: None,
-            gate: CwaGate::new(cfg.disable_cwa),
-            rtt: RttEstimator::new(cfg.rtt),
-            in_flight: InFlight::default(),
-            stats: WindowStats::default(),
+            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.rtt),
         };
         c.clamp();
         c
@@ -101,7 +96,7 @@ impl Cubic {
 
     /// Congestion window, Interests.
     pub fn cwnd(&self) -> f64 {
-        self.cwnd
+        self.core.cwnd
     }
 
     /// Slow-start threshold.
@@ -116,12 +111,12 @@ impl Cubic {
 
     /// RTT/RTO estimator fed by this law.
     pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
+        &self.core.rtt
     }
 
     /// Counters.
     pub fn stats(&self) -> WindowStats {
-        self.stats
+        self.core.stats
     }
 
     fn touch(&mut self, now: Timestamp) {
@@ -131,11 +126,12 @@ impl Cubic {
     }
 
     fn increase(&mut self, now: Timestamp) {
-        if self.cwnd < self.ssthresh {
-            self.cwnd += 1.0;
+        let cwnd = self.core.cwnd;
+        if cwnd < self.ssthresh {
+            self.core.cwnd += 1.0;
         } else {
             if self.w_max < self.cfg.init_cwnd {
-                self.w_max = self.cwnd;
+                self.w_max = cwnd;
             }
             let t = now
                 .saturating_since(self.last_decrease.unwrap_or(now))
@@ -145,6 +141,7 @@ impl Cubic {
             let w_cubic = self.cfg.c * libm::pow(t - k, 3.0) + self.w_max;
             let mut target = w_cubic;
             if let Some(srtt) = self
+                .core
                 .rtt
                 .srtt()
                 .map(|d| d.as_secs_f64())
@@ -153,42 +150,34 @@ impl Cubic {
                 let w_est = self.w_max * beta + 3.0 * (1.0 - beta) / (1.0 + beta) * (t / srtt);
                 target = target.max(w_est);
             }
-            let inc = (target - self.cwnd).max(0.0);
-            self.cwnd += inc / self.cwnd.max(1e-9);
+            let inc = (target - cwnd).max(0.0);
+            self.core.cwnd += inc / cwnd.max(1e-9);
         }
         self.clamp();
     }
 
     fn decrease(&mut self, now: Timestamp) {
         let beta = self.cfg.beta;
-        self.w_max = if self.cfg.fast_convergence && self.cwnd < self.w_max {
-            self.cwnd * (1.0 + beta) / 2.0
+        let cwnd = self.core.cwnd;
+        self.w_max = if self.cfg.fast_convergence && cwnd < self.w_max {
+            cwnd * (1.0 + beta) / 2.0
         } else {
-            self.cwnd
+            cwnd
         };
-        self.ssthresh = (self.cwnd * beta).max(self.cfg.init_cwnd);
-        self.cwnd = self.ssthresh;
+        self.ssthresh = (cwnd * beta).max(self.cfg.init_cwnd);
+        self.core.cwnd = self.ssthresh;
         self.last_decrease = Some(now);
         self.clamp();
     }
 
     fn clamp(&mut self) {
-        let lo = self.cfg.min_window.max(0.0);
-        let hi = self.cfg.max_window.max(lo);
-        self.cwnd = if self.cwnd.is_nan() {
-            lo
-        } else {
-            self.cwnd.clamp(lo, hi)
-        };
+        self.core.clamp(self.cfg.min_window, self.cfg.max_window);
     }
 
     fn on_loss(&mut self, now: Timestamp) {
         self.touch(now);
-        self.in_flight.done();
-        if self.gate.try_decrease(now) {
+        if self.core.on_loss(now) {
             self.decrease(now);
-            self.rtt.backoff();
-            self.stats.loss_decreases += 1;
         }
     }
 }
@@ -202,34 +191,21 @@ impl Default for Cubic {
 impl ConsumerLaw for Cubic {
     fn on_interest_sent(&mut self, now: Timestamp, _retransmission: bool) {
         self.touch(now);
-        self.in_flight.sent();
+        self.core.on_interest_sent();
     }
 
     fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
         self.touch(now);
-        self.in_flight.done();
-        if let Some(rtt) = fb.rtt {
-            self.rtt.add_sample(rtt, self.in_flight.expected_samples());
+        match self.core.on_data(now, fb, self.cfg.ignore_marks) {
+            DataVerdict::Increase => self.increase(now),
+            DataVerdict::Decrease => self.decrease(now),
+            DataVerdict::Hold => {}
         }
-        self.gate.on_data(now, fb.rtt);
-        if fb.congestion_mark > 0 {
-            self.stats.marks += 1;
-            if !self.cfg.ignore_marks {
-                if self.gate.try_decrease(now) {
-                    self.decrease(now);
-                    self.stats.mark_decreases += 1;
-                }
-                return;
-            }
-        }
-        self.increase(now);
     }
 
     fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
-        if fb.congestion {
+        if self.core.nack_is_loss(fb) {
             self.on_loss(now);
-        } else {
-            self.in_flight.done();
         }
     }
 
@@ -238,9 +214,7 @@ impl ConsumerLaw for Cubic {
     }
 
     fn limit(&self) -> SendLimit {
-        SendLimit::Window {
-            interests: self.cwnd,
-        }
+        self.core.limit()
     }
 }
 

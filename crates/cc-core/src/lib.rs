@@ -24,6 +24,7 @@ pub mod qsccp;
 pub mod rtt;
 pub mod token_bucket;
 pub mod wincm;
+mod window;
 
 pub use any::{AnyConsumerLaw, ConsumerLawConfig, FixedLawConfig};
 pub use law::{ConsumerLaw, DataFeedback, LawKind, NackFeedback, SendLimit};

@@ -11,10 +11,10 @@
 //! * timeout or congestion Nack: BIC decrease, at most once per RTT.
 
 use super::bic::{Bic, BicConfig};
-use crate::aimd::{CwaGate, InFlight};
 use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
+use crate::window::WindowCore;
 
 /// WinCM consumer parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,14 +55,11 @@ impl Default for WincmConsumerConfig {
 #[derive(Debug, Clone)]
 pub struct WincmConsumer {
     cfg: WincmConsumerConfig,
-    cwnd: f64,
     bic: Bic,
     prev_max: f64,
     num_marked: u32,
     norm_data: u32,
-    gate: CwaGate,
-    rtt: RttEstimator,
-    in_flight: InFlight,
+    core: WindowCore,
 }
 
 impl WincmConsumer {
@@ -76,20 +73,17 @@ impl WincmConsumer {
                 max_window: max,
                 ..cfg
             },
-            cwnd: min,
             bic: Bic::new(cfg.bic, max),
             prev_max: max,
             num_marked: 0,
             norm_data: 0,
-            gate: CwaGate::new(cfg.disable_cwa),
-            rtt: RttEstimator::new(cfg.rtt),
-            in_flight: InFlight::default(),
+            core: WindowCore::new(min, cfg.disable_cwa, cfg.rtt),
         }
     }
 
     /// Congestion window, Interests.
     pub fn cwnd(&self) -> f64 {
-        self.cwnd
+        self.core.cwnd
     }
 
     /// Marks counted in the current congestion episode (0 = normal state).
@@ -104,7 +98,7 @@ impl WincmConsumer {
 
     /// RTT/RTO estimator fed by this law.
     pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
+        &self.core.rtt
     }
 
     fn on_mark(&mut self) {
@@ -112,10 +106,10 @@ impl WincmConsumer {
         self.norm_data = 0;
         if self.num_marked == 1 {
             self.prev_max = self.bic.max_win;
-            self.bic.max_win = self.cwnd;
+            self.bic.max_win = self.core.cwnd;
         }
-        self.cwnd = (self.cwnd - self.cfg.beta).max(self.cfg.init_cwnd);
-        self.bic.min_win = self.cwnd;
+        self.core.cwnd = (self.core.cwnd - self.cfg.beta).max(self.cfg.init_cwnd);
+        self.bic.min_win = self.core.cwnd;
         if self.num_marked == 1 && self.bic.max_win < self.prev_max {
             self.bic.max_win = (self.bic.max_win + self.bic.min_win) / 2.0;
         }
@@ -123,19 +117,12 @@ impl WincmConsumer {
     }
 
     fn clamp(&mut self) {
-        let (lo, hi) = (self.cfg.init_cwnd, self.cfg.max_window);
-        self.cwnd = if self.cwnd.is_nan() {
-            lo
-        } else {
-            self.cwnd.clamp(lo, hi)
-        };
+        self.core.clamp(self.cfg.init_cwnd, self.cfg.max_window);
     }
 
     fn on_loss(&mut self, now: Timestamp) {
-        self.in_flight.done();
-        if self.gate.try_decrease(now) {
-            self.bic.decrease(&mut self.cwnd);
-            self.rtt.backoff();
+        if self.core.on_loss(now) {
+            self.bic.decrease(&mut self.core.cwnd);
             self.clamp();
         }
     }
@@ -149,36 +136,30 @@ impl Default for WincmConsumer {
 
 impl ConsumerLaw for WincmConsumer {
     fn on_interest_sent(&mut self, _now: Timestamp, _retransmission: bool) {
-        self.in_flight.sent();
+        self.core.on_interest_sent();
     }
 
     fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
-        self.in_flight.done();
-        if let Some(rtt) = fb.rtt {
-            self.rtt.add_sample(rtt, self.in_flight.expected_samples());
-        }
-        self.gate.on_data(now, fb.rtt);
+        self.core.record_data(now, fb);
         if fb.congestion_mark > 0 {
             self.on_mark();
         } else if self.num_marked > 0 {
             self.norm_data += 1;
-            self.cwnd += 1.0 / self.cwnd;
+            self.core.cwnd += 1.0 / self.core.cwnd;
             if self.norm_data >= self.cfg.n_normal {
                 self.norm_data = 0;
                 self.num_marked = 0;
                 self.bic.retarget();
             }
         } else {
-            self.bic.increase(&mut self.cwnd);
+            self.bic.increase(&mut self.core.cwnd);
         }
         self.clamp();
     }
 
     fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
-        if fb.congestion {
+        if self.core.nack_is_loss(fb) {
             self.on_loss(now);
-        } else {
-            self.in_flight.done();
         }
     }
 
@@ -187,9 +168,7 @@ impl ConsumerLaw for WincmConsumer {
     }
 
     fn limit(&self) -> SendLimit {
-        SendLimit::Window {
-            interests: self.cwnd,
-        }
+        self.core.limit()
     }
 }
 

@@ -10,19 +10,20 @@
 //! peer MAC (the shell maps them). NDNLPv2 fragmentation happens in the
 //! engine, which knows the face MTU (the interface MTU unless lowered).
 //!
-//! IO is batched: `recvmmsg` fills up to [`BATCH`] frames per call and copies
-//! them into one buffer handed on as `Bytes` slices; `sendmmsg` sends what the
-//! engine task queued since the last flush. The non-blocking fd is driven by
+//! IO is batched ([`super::mmsg`]): `recvmmsg` fills up to [`BATCH`] frames
+//! per call and copies them into one buffer handed on as `Bytes` slices;
+//! `sendmmsg` sends what the engine task queued since the last flush. The non-blocking fd is driven by
 //! tokio's `AsyncFd`.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::mpsc;
 
+use super::mmsg;
 use super::stream::{frame, wanted, Frame};
 use super::{Inbound, InboundTx};
 
@@ -31,7 +32,7 @@ pub const ETHERTYPE_NDN: u16 = 0x8624;
 /// NDN's Ethernet multicast group address.
 pub const NDN_MULTICAST_MAC: Mac = [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa];
 /// Frames per system call.
-pub const BATCH: usize = 32;
+pub const BATCH: usize = mmsg::BATCH;
 /// Largest payload accepted (jumbo frames); bigger frames are dropped.
 pub const MAX_PAYLOAD: usize = 9000;
 
@@ -234,106 +235,45 @@ pub struct Frame802 {
     pub pkt: Bytes,
 }
 
-/// Receive buffers for one `recvmmsg` call.
-struct RecvBatch {
-    bufs: Vec<u8>,
-    addrs: Vec<libc::sockaddr_ll>,
-    iovs: Vec<libc::iovec>,
-    hdrs: Vec<libc::mmsghdr>,
-}
-
-// SAFETY: the raw pointers in `iovs`/`hdrs` point into this struct's own heap
-// buffers and are rebuilt before every call.
-unsafe impl Send for RecvBatch {}
-
 /// Per-frame buffer: the largest payload plus room to see truncation.
 const SLOT: usize = MAX_PAYLOAD + 64;
 
-impl RecvBatch {
-    fn new() -> Self {
-        // SAFETY: all-zero is valid for these plain C structs.
-        let (a, h): (libc::sockaddr_ll, libc::mmsghdr) =
-            unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
-        RecvBatch {
-            bufs: vec![0u8; BATCH * SLOT],
-            addrs: vec![a; BATCH],
-            iovs: Vec::with_capacity(BATCH),
-            hdrs: vec![h; BATCH],
-        }
+/// Keeps a frame sent to us or to a group, trimmed to its NDN element; our
+/// own transmissions (PACKET_OUTGOING), other hosts' frames, truncated ones
+/// and those from `own` are dropped.
+fn accept(d: mmsg::Received<'_, libc::sockaddr_ll>, own: &Mac) -> Option<((Mac, bool), usize)> {
+    let a = d.addr;
+    let multicast = match a.sll_pkttype {
+        PACKET_HOST => false,
+        PACKET_BROADCAST | PACKET_MULTICAST => true,
+        _ => return None,
+    };
+    if d.truncated || a.sll_halen != 6 {
+        return None;
     }
+    let mut from = [0u8; 6];
+    from.copy_from_slice(&a.sll_addr[..6]);
+    if from == *own {
+        return None;
+    }
+    Some(((from, multicast), element_len(d.payload)?))
+}
 
-    fn recv(&mut self, fd: RawFd, own: &Mac) -> io::Result<Vec<Frame802>> {
-        self.iovs.clear();
-        for i in 0..BATCH {
-            self.iovs.push(libc::iovec {
-                iov_base: self.bufs[i * SLOT..].as_mut_ptr().cast(),
-                iov_len: SLOT,
-            });
-        }
-        for i in 0..BATCH {
-            let h = &mut self.hdrs[i];
-            h.msg_hdr.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_ll).cast();
-            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-            h.msg_hdr.msg_iov = &mut self.iovs[i];
-            h.msg_hdr.msg_iovlen = 1;
-            h.msg_hdr.msg_control = std::ptr::null_mut();
-            h.msg_hdr.msg_controllen = 0;
-            h.msg_hdr.msg_flags = 0;
-            h.msg_len = 0;
-        }
-        // SAFETY: every header points at live buffers of the stated sizes.
-        let n = unsafe {
-            libc::recvmmsg(
-                fd,
-                self.hdrs.as_mut_ptr(),
-                BATCH as libc::c_uint,
-                libc::MSG_DONTWAIT,
-                std::ptr::null_mut(),
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let n = n as usize;
-        let mut out =
-            BytesMut::with_capacity(self.hdrs[..n].iter().map(|h| h.msg_len as usize).sum());
-        let mut spans = Vec::with_capacity(n);
-        for i in 0..n {
-            let h = &self.hdrs[i];
-            let a = &self.addrs[i];
-            // Only frames to us or to a group; our own transmissions
-            // (PACKET_OUTGOING) and other hosts' frames are skipped.
-            let multicast = match a.sll_pkttype {
-                PACKET_HOST => false,
-                PACKET_BROADCAST | PACKET_MULTICAST => true,
-                _ => continue,
-            };
-            if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 || a.sll_halen != 6 {
-                continue;
-            }
-            let mut from = [0u8; 6];
-            from.copy_from_slice(&a.sll_addr[..6]);
-            if from == *own {
-                continue;
-            }
-            let payload = &self.bufs[i * SLOT..i * SLOT + h.msg_len as usize];
-            let Some(len) = element_len(payload) else {
-                continue;
-            };
-            let start = out.len();
-            out.extend_from_slice(&payload[..len]);
-            spans.push((from, multicast, start, len));
-        }
-        let frozen = out.freeze();
-        Ok(spans
-            .into_iter()
-            .map(|(from, multicast, s, l)| Frame802 {
-                from,
-                multicast,
-                pkt: frozen.slice(s..s + l),
-            })
-            .collect())
-    }
+/// One `recvmmsg` call on `fd`: the frames kept by [`accept`].
+fn recv_frames(
+    batch: &mut mmsg::RecvBatch<libc::sockaddr_ll>,
+    fd: RawFd,
+    own: &Mac,
+) -> io::Result<Vec<Frame802>> {
+    let frames = batch.recv(fd, |d| accept(d, own))?;
+    Ok(frames
+        .into_iter()
+        .map(|((from, multicast), pkt)| Frame802 {
+            from,
+            multicast,
+            pkt,
+        })
+        .collect())
 }
 
 /// Length of the NDN element at the start of a frame payload (padding after
@@ -347,53 +287,17 @@ pub fn element_len(payload: &[u8]) -> Option<usize> {
 
 /// Sends up to [`BATCH`] frames in one `sendmmsg`; returns how many left.
 fn send_batch(sock: &EthSocket, items: &[(Mac, Bytes)]) -> io::Result<usize> {
-    let items = &items[..items.len().min(BATCH)];
-    let addrs: Vec<libc::sockaddr_ll> = items
-        .iter()
-        .map(|(m, _)| sockaddr_ll(sock.ifindex, Some(m)))
-        .collect();
-    let mut iovs: Vec<libc::iovec> = items
-        .iter()
-        .map(|(_, b)| libc::iovec {
-            iov_base: b.as_ptr() as *mut libc::c_void,
-            iov_len: b.len(),
-        })
-        .collect();
-    // SAFETY: zeroed mmsghdr is valid; the pointers set below stay alive
-    // for the call and the kernel only reads them.
-    let mut hdrs: Vec<libc::mmsghdr> = (0..items.len())
-        .map(|_| unsafe { std::mem::zeroed() })
-        .collect();
-    for (i, h) in hdrs.iter_mut().enumerate() {
-        h.msg_hdr.msg_name =
-            (&addrs[i] as *const libc::sockaddr_ll as *mut libc::sockaddr_ll).cast();
-        h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-        h.msg_hdr.msg_iov = &mut iovs[i];
-        h.msg_hdr.msg_iovlen = 1;
-    }
-    // SAFETY: as above.
-    let n = unsafe {
-        libc::sendmmsg(
-            sock.raw(),
-            hdrs.as_mut_ptr(),
-            hdrs.len() as libc::c_uint,
-            libc::MSG_DONTWAIT,
-        )
-    };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(n as usize)
+    mmsg::send_batch(sock.raw(), items, |m| sockaddr_ll(sock.ifindex, Some(m)))
 }
 
 /// Receives frames from `sock` and hands them to the engine task.
 pub async fn recv_loop(sock: Arc<EthSocket>, chan: usize, tx: InboundTx) {
-    let mut batch = RecvBatch::new();
+    let mut batch = mmsg::RecvBatch::new(SLOT);
     loop {
         let Ok(mut guard) = sock.fd.readable().await else {
             return;
         };
-        match guard.try_io(|fd| batch.recv(fd.as_raw_fd(), &sock.mac)) {
+        match guard.try_io(|fd| recv_frames(&mut batch, fd.as_raw_fd(), &sock.mac)) {
             Ok(Ok(frames)) => {
                 if frames.is_empty() {
                     continue;
@@ -424,12 +328,7 @@ pub async fn recv_loop(sock: Arc<EthSocket>, chan: usize, tx: InboundTx) {
 /// Sends the batches the engine task queues for this interface.
 pub async fn send_loop(sock: Arc<EthSocket>, mut rx: mpsc::Receiver<Vec<(Mac, Bytes)>>) {
     while let Some(mut batch) = rx.recv().await {
-        while batch.len() < BATCH * 4 {
-            match rx.try_recv() {
-                Ok(more) => batch.extend(more),
-                Err(_) => break,
-            }
-        }
+        mmsg::coalesce(&mut rx, &mut batch);
         let mut off = 0;
         while off < batch.len() {
             let Ok(mut guard) = sock.fd.writable().await else {

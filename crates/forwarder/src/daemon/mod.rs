@@ -9,6 +9,7 @@
 pub mod client;
 pub mod ethernet;
 mod listen;
+mod mmsg;
 pub mod notify;
 mod shell;
 pub mod status;

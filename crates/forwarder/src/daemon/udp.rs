@@ -1,21 +1,21 @@
 //! Batched UDP IO: `recvmmsg`/`sendmmsg` on the tokio socket's fd (Linux),
 //! with a plain `recv_from`/`send_to` loop elsewhere.
 //!
-//! One receive batch costs one heap allocation: the datagrams are copied
-//! back to back into a fresh buffer and handed on as `Bytes` slices of it.
+//! The batching itself (one heap allocation per receive batch) lives in
+//! [`super::mmsg`], shared with the Ethernet faces.
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
 use super::{Inbound, InboundTx};
 
 /// Datagrams per system call.
-pub const BATCH: usize = 32;
+pub const BATCH: usize = super::mmsg::BATCH;
 /// Largest datagram accepted (NFD's receive buffer); bigger ones are truncated and dropped.
 pub const MAX_DATAGRAM: usize = 8800;
 
@@ -72,13 +72,7 @@ pub async fn recv_loop(sock: Arc<UdpSocket>, index: usize, tx: InboundTx) {
 /// Sends batches handed over by the engine task.
 pub async fn send_loop(sock: Arc<UdpSocket>, mut rx: mpsc::Receiver<Vec<(SocketAddr, Bytes)>>) {
     while let Some(mut batch) = rx.recv().await {
-        // Coalesce whatever else is already waiting.
-        while batch.len() < BATCH * 4 {
-            match rx.try_recv() {
-                Ok(more) => batch.extend(more),
-                Err(_) => break,
-            }
-        }
+        super::mmsg::coalesce(&mut rx, &mut batch);
         let mut off = 0;
         while off < batch.len() {
             if sock.writable().await.is_err() {
@@ -101,130 +95,33 @@ pub async fn send_loop(sock: Arc<UdpSocket>, mut rx: mpsc::Receiver<Vec<(SocketA
 #[cfg(target_os = "linux")]
 mod sys {
     use super::*;
+    use crate::daemon::mmsg;
     use std::os::fd::AsRawFd;
 
-    pub struct RecvBatch {
-        bufs: Vec<u8>,
-        addrs: Vec<libc::sockaddr_storage>,
-        iovs: Vec<libc::iovec>,
-        hdrs: Vec<libc::mmsghdr>,
-    }
-
-    // SAFETY: the raw pointers in `iovs`/`hdrs` only ever point into this
-    // struct's own heap buffers and are rebuilt before every call, so moving
-    // the batch to another thread is sound.
-    unsafe impl Send for RecvBatch {}
+    /// `recvmmsg` buffers: one slot of [`MAX_DATAGRAM`] per datagram.
+    pub struct RecvBatch(mmsg::RecvBatch<libc::sockaddr_storage>);
 
     impl RecvBatch {
         pub fn new() -> Self {
-            // SAFETY: all-zero is a valid value for these plain C structs.
-            let zeroed_addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-            let zeroed_hdr: libc::mmsghdr = unsafe { std::mem::zeroed() };
-            RecvBatch {
-                bufs: vec![0u8; BATCH * MAX_DATAGRAM],
-                addrs: vec![zeroed_addr; BATCH],
-                iovs: Vec::with_capacity(BATCH),
-                hdrs: vec![zeroed_hdr; BATCH],
-            }
+            RecvBatch(mmsg::RecvBatch::new(MAX_DATAGRAM))
         }
 
         /// One `recvmmsg` call; returns the datagrams received.
         pub fn recv(&mut self, sock: &UdpSocket) -> io::Result<Vec<(SocketAddr, Bytes)>> {
-            self.iovs.clear();
-            for i in 0..BATCH {
-                self.iovs.push(libc::iovec {
-                    iov_base: self.bufs[i * MAX_DATAGRAM..].as_mut_ptr().cast(),
-                    iov_len: MAX_DATAGRAM,
-                });
-            }
-            for i in 0..BATCH {
-                let h = &mut self.hdrs[i];
-                h.msg_hdr.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
-                h.msg_hdr.msg_namelen =
-                    std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-                h.msg_hdr.msg_iov = &mut self.iovs[i];
-                h.msg_hdr.msg_iovlen = 1;
-                h.msg_hdr.msg_control = std::ptr::null_mut();
-                h.msg_hdr.msg_controllen = 0;
-                h.msg_hdr.msg_flags = 0;
-                h.msg_len = 0;
-            }
-            // SAFETY: every header points at live buffers of the stated sizes
-            // owned by `self`, which outlives the call.
-            let n = unsafe {
-                libc::recvmmsg(
-                    sock.as_raw_fd(),
-                    self.hdrs.as_mut_ptr(),
-                    BATCH as libc::c_uint,
-                    libc::MSG_DONTWAIT,
-                    std::ptr::null_mut(),
-                )
-            };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let n = n as usize;
-            let total: usize = self.hdrs[..n].iter().map(|h| h.msg_len as usize).sum();
-            let mut out_buf = BytesMut::with_capacity(total);
-            let mut spans = Vec::with_capacity(n);
-            for i in 0..n {
-                let h = &self.hdrs[i];
-                let len = h.msg_len as usize;
-                if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 || len == 0 {
-                    continue;
+            self.0.recv(sock.as_raw_fd(), |d| {
+                if d.truncated || d.payload.is_empty() {
+                    return None;
                 }
-                // SAFETY: the kernel filled `msg_namelen` bytes of this storage.
-                let addr = unsafe { socket2::SockAddr::new(self.addrs[i], h.msg_hdr.msg_namelen) };
-                let Some(from) = addr.as_socket() else {
-                    continue;
-                };
-                let start = out_buf.len();
-                out_buf.extend_from_slice(&self.bufs[i * MAX_DATAGRAM..i * MAX_DATAGRAM + len]);
-                spans.push((from, start, len));
-            }
-            let frozen = out_buf.freeze();
-            Ok(spans
-                .into_iter()
-                .map(|(from, s, l)| (from, frozen.slice(s..s + l)))
-                .collect())
+                // SAFETY: the kernel filled `namelen` bytes of this storage.
+                let addr = unsafe { socket2::SockAddr::new(*d.addr, d.namelen) };
+                Some((addr.as_socket()?, d.payload.len()))
+            })
         }
     }
 
     /// One `sendmmsg` call for up to BATCH datagrams; returns how many went out.
     pub fn send_batch(sock: &UdpSocket, items: &[(SocketAddr, Bytes)]) -> io::Result<usize> {
-        let items = &items[..items.len().min(BATCH)];
-        let addrs: Vec<socket2::SockAddr> = items.iter().map(|(a, _)| (*a).into()).collect();
-        let mut iovs: Vec<libc::iovec> = items
-            .iter()
-            .map(|(_, b)| libc::iovec {
-                iov_base: b.as_ptr() as *mut libc::c_void,
-                iov_len: b.len(),
-            })
-            .collect();
-        // SAFETY: zeroed mmsghdr is valid; pointers below stay alive for the call.
-        let mut hdrs: Vec<libc::mmsghdr> = (0..items.len())
-            .map(|_| unsafe { std::mem::zeroed() })
-            .collect();
-        for (i, h) in hdrs.iter_mut().enumerate() {
-            h.msg_hdr.msg_name = addrs[i].as_ptr() as *mut libc::c_void;
-            h.msg_hdr.msg_namelen = addrs[i].len();
-            h.msg_hdr.msg_iov = &mut iovs[i];
-            h.msg_hdr.msg_iovlen = 1;
-        }
-        // SAFETY: headers reference `addrs`, `iovs` and the `Bytes` in `items`,
-        // all alive until the call returns; the kernel only reads them.
-        let n = unsafe {
-            libc::sendmmsg(
-                sock.as_raw_fd(),
-                hdrs.as_mut_ptr(),
-                hdrs.len() as libc::c_uint,
-                libc::MSG_DONTWAIT,
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(n as usize)
+        mmsg::send_batch(sock.as_raw_fd(), items, |a| socket2::SockAddr::from(*a))
     }
 }
 

@@ -2,61 +2,19 @@
 //!
 //! The management structures are small, cold-path TLVs nested several levels
 //! deep; a tiny reader over `Bytes` (zero-copy sub-slices) and a few writer
-//! helpers keep their codecs independent of the packet codec's internals.
+//! helpers, all on icn_tlv's VAR-NUMBER/element primitives, with errors in
+//! [`MgmtError`] terms.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
+use icn_tlv::element::Element;
 use icn_tlv::Name;
 
 use super::MgmtError;
 
-/// Appends a VAR-NUMBER in its shortest form.
-pub(crate) fn put_varnum(out: &mut BytesMut, v: u64) {
-    if v < 253 {
-        out.put_u8(v as u8);
-    } else if v <= 0xFFFF {
-        out.put_u8(0xFD);
-        out.put_u16(v as u16);
-    } else if v <= 0xFFFF_FFFF {
-        out.put_u8(0xFE);
-        out.put_u32(v as u32);
-    } else {
-        out.put_u8(0xFF);
-        out.put_u64(v);
-    }
-}
-
-/// Length of the shortest NonNegativeInteger encoding of `v`.
-pub(crate) fn nni_len(v: u64) -> usize {
-    if v <= 0xFF {
-        1
-    } else if v <= 0xFFFF {
-        2
-    } else if v <= 0xFFFF_FFFF {
-        4
-    } else {
-        8
-    }
-}
-
 /// Appends a whole TLV element with an opaque value.
-pub(crate) fn put_tlv(out: &mut BytesMut, typ: u32, value: &[u8]) {
-    put_varnum(out, u64::from(typ));
-    put_varnum(out, value.len() as u64);
-    out.put_slice(value);
-}
-
-/// Appends a NonNegativeInteger element.
-pub(crate) fn put_nni(out: &mut BytesMut, typ: u32, v: u64) {
-    put_varnum(out, u64::from(typ));
-    let len = nni_len(v);
-    put_varnum(out, len as u64);
-    match len {
-        1 => out.put_u8(v as u8),
-        2 => out.put_u16(v as u16),
-        4 => out.put_u32(v as u32),
-        _ => out.put_u64(v),
-    }
-}
+pub(crate) use icn_tlv::element::write_bytes_tlv as put_tlv;
+/// Appends a NonNegativeInteger element (shortest encoding).
+pub(crate) use icn_tlv::element::write_nni_tlv as put_nni;
 
 /// Appends an optional NonNegativeInteger element.
 pub(crate) fn put_opt_nni(out: &mut BytesMut, typ: u32, v: Option<u64>) {
@@ -77,17 +35,7 @@ pub(crate) fn put_nested(out: &mut BytesMut, typ: u32, body: &BytesMut) {
 
 /// Decodes a NonNegativeInteger value (1, 2, 4 or 8 octets).
 pub(crate) fn nni(value: &[u8]) -> Result<u64, MgmtError> {
-    Ok(match value.len() {
-        1 => u64::from(value[0]),
-        2 => u64::from(u16::from_be_bytes([value[0], value[1]])),
-        4 => u64::from(u32::from_be_bytes([value[0], value[1], value[2], value[3]])),
-        8 => {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(value);
-            u64::from_be_bytes(b)
-        }
-        _ => return Err(MgmtError::BadNni),
-    })
+    icn_tlv::varnum::read_nni(value, 0).map_err(|_| MgmtError::BadNni)
 }
 
 /// Decodes a UTF-8 string value.
@@ -113,39 +61,16 @@ impl TlvReader {
         TlvReader { buf, pos: 0 }
     }
 
-    fn varnum(&mut self) -> Result<u64, MgmtError> {
-        let b = &self.buf[self.pos..];
-        let first = *b.first().ok_or(MgmtError::Truncated)?;
-        let (v, n) = match first {
-            0..=252 => (u64::from(first), 1),
-            0xFD if b.len() >= 3 => (u64::from(u16::from_be_bytes([b[1], b[2]])), 3),
-            0xFE if b.len() >= 5 => (u64::from(u32::from_be_bytes([b[1], b[2], b[3], b[4]])), 5),
-            0xFF if b.len() >= 9 => {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(&b[1..9]);
-                (u64::from_be_bytes(a), 9)
-            }
-            _ => return Err(MgmtError::Truncated),
-        };
-        self.pos += n;
-        Ok(v)
-    }
-
-    /// Next element, `None` at the end; errors on a truncated element.
+    /// Next element, `None` at the end; errors on a truncated element (or a
+    /// TLV-TYPE of 0 or above 2^32-1).
     pub(crate) fn next_element(&mut self) -> Result<Option<(u32, Bytes)>, MgmtError> {
-        if self.pos >= self.buf.len() {
+        let Some(rest) = self.buf.get(self.pos..).filter(|r| !r.is_empty()) else {
             return Ok(None);
-        }
-        let typ = self.varnum()?;
-        let len = self.varnum()?;
-        let typ = u32::try_from(typ).map_err(|_| MgmtError::Truncated)?;
-        let len = usize::try_from(len).map_err(|_| MgmtError::Truncated)?;
-        if typ == 0 || self.buf.len() - self.pos < len {
-            return Err(MgmtError::Truncated);
-        }
-        let v = self.buf.slice(self.pos..self.pos + len);
-        self.pos += len;
-        Ok(Some((typ, v)))
+        };
+        let (e, _) = Element::parse(rest).map_err(|_| MgmtError::Truncated)?;
+        let v = self.buf.slice_ref(e.value());
+        self.pos += e.tlv().len();
+        Ok(Some((e.typ(), v)))
     }
 }
 

@@ -1,0 +1,255 @@
+//! Plumbing shared by the consumer window laws ([`crate::aimd`],
+//! [`crate::cubic`], [`crate::wincm`]): the once-per-RTT decrease gate, the
+//! in-flight count that weights RTT samples, the RTO estimator, the window
+//! bounds and the counters. Each law keeps only its own growth and decrease
+//! rules.
+
+use crate::law::{DataFeedback, NackFeedback, SendLimit};
+use crate::rtt::{RttConfig, RttEstimator};
+use crate::time::{Duration, Timestamp};
+
+/// Conservative window adaptation: allows at most one decrease per RTT.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CwaGate {
+    disabled: bool,
+    last_decrease: Option<Timestamp>,
+    newest_acked_send: Option<Timestamp>,
+}
+
+impl CwaGate {
+    /// A gate; `disabled` lets every decrease through (ndnget `--no-cwa`).
+    pub fn new(disabled: bool) -> Self {
+        CwaGate {
+            disabled,
+            ..CwaGate::default()
+        }
+    }
+
+    /// Records a Data whose Interest took `rtt` (None for retransmissions).
+    pub fn on_data(&mut self, now: Timestamp, rtt: Option<Duration>) {
+        if let Some(rtt) = rtt {
+            let sent = now - rtt;
+            if self.newest_acked_send.is_none_or(|t| sent > t) {
+                self.newest_acked_send = Some(sent);
+            }
+        }
+    }
+
+    /// Returns whether a decrease may happen now, and if so records it.
+    pub fn try_decrease(&mut self, now: Timestamp) -> bool {
+        let allowed = self.disabled
+            || match (self.last_decrease, self.newest_acked_send) {
+                (None, _) => true,
+                (Some(last), Some(acked)) => acked > last,
+                (Some(_), None) => false,
+            };
+        if allowed {
+            self.last_decrease = Some(now);
+        }
+        allowed
+    }
+
+    /// Time of the last decrease the gate let through.
+    pub fn last_decrease(&self) -> Option<Timestamp> {
+        self.last_decrease
+    }
+}
+
+/// Counters of a window law.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowStats {
+    /// Marked Data received.
+    pub marks: u64,
+    /// Decreases caused by marks.
+    pub mark_decreases: u64,
+    /// Decreases caused by timeouts or congestion Nacks.
+    pub loss_decreases: u64,
+}
+
+/// Counts Interests in flight so RTT samples can be weighted (ndnget passes
+/// the in-flight count as the expected samples per RTT).
+#[derive(Debug, Clone, Copy, Default)]
+struct InFlight(u32);
+
+impl InFlight {
+    fn sent(&mut self) {
+        self.0 = self.0.saturating_add(1);
+    }
+    fn done(&mut self) {
+        self.0 = self.0.saturating_sub(1);
+    }
+    fn expected_samples(self) -> u32 {
+        self.0.saturating_add(1)
+    }
+}
+
+/// What a Data asks of a window law after marks and the gate are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DataVerdict {
+    /// Unmarked (or mark ignored): grow.
+    Increase,
+    /// Marked and the gate let a decrease through.
+    Decrease,
+    /// Marked but a decrease already happened this RTT.
+    Hold,
+}
+
+/// The state every window law shares: the window itself, the gate, the RTO
+/// estimator, the in-flight count and the counters.
+#[derive(Debug, Clone)]
+pub(crate) struct WindowCore {
+    /// Congestion window, Interests.
+    pub(crate) cwnd: f64,
+    pub(crate) rtt: RttEstimator,
+    pub(crate) stats: WindowStats,
+    gate: CwaGate,
+    in_flight: InFlight,
+}
+
+impl WindowCore {
+    pub(crate) fn new(cwnd: f64, disable_cwa: bool, rtt: RttConfig) -> Self {
+        WindowCore {
+            cwnd,
+            rtt: RttEstimator::new(rtt),
+            stats: WindowStats::default(),
+            gate: CwaGate::new(disable_cwa),
+            in_flight: InFlight::default(),
+        }
+    }
+
+    pub(crate) fn on_interest_sent(&mut self) {
+        self.in_flight.sent();
+    }
+
+    /// Books a Data: in-flight count, RTT sample, gate.
+    pub(crate) fn record_data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        self.in_flight.done();
+        if let Some(rtt) = fb.rtt {
+            self.rtt.add_sample(rtt, self.in_flight.expected_samples());
+        }
+        self.gate.on_data(now, fb.rtt);
+    }
+
+    /// Books a Data and decides what it does to the window: a mark (unless
+    /// ignored) decreases at most once per RTT and never increases.
+    pub(crate) fn on_data(
+        &mut self,
+        now: Timestamp,
+        fb: &DataFeedback,
+        ignore_marks: bool,
+    ) -> DataVerdict {
+        self.record_data(now, fb);
+        if fb.congestion_mark == 0 {
+            return DataVerdict::Increase;
+        }
+        self.stats.marks += 1;
+        if ignore_marks {
+            DataVerdict::Increase
+        } else if self.gate.try_decrease(now) {
+            self.stats.mark_decreases += 1;
+            DataVerdict::Decrease
+        } else {
+            DataVerdict::Hold
+        }
+    }
+
+    /// Whether a Nack counts as a loss; any other Nack just ends its Interest.
+    pub(crate) fn nack_is_loss(&mut self, fb: &NackFeedback) -> bool {
+        if !fb.congestion {
+            self.in_flight.done();
+        }
+        fb.congestion
+    }
+
+    /// Books a timeout or congestion Nack; true when the window must decrease
+    /// (the gate let it through; the RTO is then backed off).
+    pub(crate) fn on_loss(&mut self, now: Timestamp) -> bool {
+        self.in_flight.done();
+        let decrease = self.gate.try_decrease(now);
+        if decrease {
+            self.rtt.backoff();
+            self.stats.loss_decreases += 1;
+        }
+        decrease
+    }
+
+    /// Holds the window in `[lo, hi]` (a NaN window falls to `lo`).
+    pub(crate) fn clamp(&mut self, lo: f64, hi: f64) {
+        let lo = lo.max(0.0);
+        let hi = hi.max(lo);
+        self.cwnd = if self.cwnd.is_nan() {
+            lo
+        } else {
+            self.cwnd.clamp(lo, hi)
+        };
+    }
+
+    pub(crate) fn limit(&self) -> SendLimit {
+        SendLimit::Window {
+            interests: self.cwnd,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(now_ms: u64, rtt_ms: u64, mark: u64) -> (Timestamp, DataFeedback) {
+        let fb = DataFeedback {
+            rtt: Some(Duration::from_millis(rtt_ms)),
+            congestion_mark: mark,
+            ..DataFeedback::default()
+        };
+        (Timestamp::from_millis(now_ms), fb)
+    }
+
+    #[test]
+    fn marks_decrease_once_per_rtt_and_count() {
+        let mut w = WindowCore::new(10.0, false, RttConfig::default());
+        let (t, fb) = data(100, 50, 1);
+        assert_eq!(w.on_data(t, &fb, false), DataVerdict::Decrease);
+        // Sent at 90 ms, before the decrease at 100 ms: held.
+        let (t, fb) = data(140, 50, 1);
+        assert_eq!(w.on_data(t, &fb, false), DataVerdict::Hold);
+        // Sent at 120 ms, after it: the gate re-opens.
+        let (t, fb) = data(170, 50, 1);
+        assert_eq!(w.on_data(t, &fb, false), DataVerdict::Decrease);
+        let (t, fb) = data(171, 50, 1);
+        assert_eq!(w.on_data(t, &fb, true), DataVerdict::Increase);
+        assert_eq!(
+            w.stats,
+            WindowStats {
+                marks: 4,
+                mark_decreases: 2,
+                loss_decreases: 0
+            }
+        );
+    }
+
+    #[test]
+    fn loss_backs_off_the_rto_only_when_the_gate_allows() {
+        let mut w = WindowCore::new(10.0, false, RttConfig::default());
+        let rto0 = w.rtt.rto();
+        assert!(w.on_loss(Timestamp::from_millis(1)));
+        let rto1 = w.rtt.rto();
+        assert!(rto1 > rto0);
+        assert!(!w.on_loss(Timestamp::from_millis(2)));
+        assert_eq!(w.rtt.rto(), rto1);
+        assert_eq!(w.stats.loss_decreases, 1);
+        assert!(!w.nack_is_loss(&NackFeedback::default()));
+    }
+
+    #[test]
+    fn clamp_bounds_and_nan() {
+        let mut w = WindowCore::new(f64::NAN, false, RttConfig::default());
+        w.clamp(2.0, 8.0);
+        assert_eq!(w.cwnd, 2.0);
+        w.cwnd = 100.0;
+        w.clamp(2.0, 8.0);
+        assert_eq!(w.cwnd, 8.0);
+        // An inverted range collapses to its lower bound.
+        w.clamp(5.0, 1.0);
+        assert_eq!(w.cwnd, 5.0);
+    }
+}

@@ -1,0 +1,212 @@
+//! `recvmmsg`/`sendmmsg` batching shared by the UDP and Ethernet faces: one
+//! system call moves up to [`BATCH`] datagrams, and one receive batch costs
+//! one heap allocation (the kept payloads are copied back to back into a
+//! fresh buffer and handed on as `Bytes` slices of it).
+
+use std::io;
+use std::os::fd::RawFd;
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::mpsc;
+
+/// Datagrams per system call.
+pub const BATCH: usize = 32;
+
+/// A C socket address type `recvmmsg` fills.
+///
+/// # Safety
+/// Implementors must be plain C structs for which all-zero bytes are a valid
+/// value.
+pub(super) unsafe trait RecvAddr: Copy {}
+
+// SAFETY: plain C structs, valid when zeroed.
+unsafe impl RecvAddr for libc::sockaddr_storage {}
+// SAFETY: as above.
+unsafe impl RecvAddr for libc::sockaddr_ll {}
+
+/// A destination address `sendmmsg` reads.
+pub(super) trait SendAddr {
+    /// Pointer and length for `msg_name`/`msg_namelen`, valid while `self` is.
+    fn ptr_len(&self) -> (*const libc::c_void, libc::socklen_t);
+}
+
+impl SendAddr for libc::sockaddr_ll {
+    fn ptr_len(&self) -> (*const libc::c_void, libc::socklen_t) {
+        (
+            (self as *const Self).cast(),
+            std::mem::size_of::<Self>() as libc::socklen_t,
+        )
+    }
+}
+
+impl SendAddr for socket2::SockAddr {
+    fn ptr_len(&self) -> (*const libc::c_void, libc::socklen_t) {
+        (self.as_ptr() as *const libc::c_void, self.len())
+    }
+}
+
+/// One datagram as `recvmmsg` left it, offered to the caller's filter.
+pub(super) struct Received<'a, A> {
+    /// Source address, `namelen` bytes of it written by the kernel.
+    pub addr: &'a A,
+    pub namelen: libc::socklen_t,
+    /// The datagram did not fit its slot.
+    pub truncated: bool,
+    pub payload: &'a [u8],
+}
+
+/// Receive buffers for one `recvmmsg` call: [`BATCH`] slots of `slot` bytes.
+pub(super) struct RecvBatch<A: RecvAddr> {
+    slot: usize,
+    bufs: Vec<u8>,
+    addrs: Vec<A>,
+    iovs: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: the raw pointers in `iovs`/`hdrs` only ever point into this
+// struct's own heap buffers and are rebuilt before every call, so moving the
+// batch to another thread is sound.
+unsafe impl<A: RecvAddr + Send> Send for RecvBatch<A> {}
+
+impl<A: RecvAddr> RecvBatch<A> {
+    /// Buffers for datagrams of up to `slot` bytes (a larger one is reported
+    /// as truncated).
+    pub fn new(slot: usize) -> Self {
+        // SAFETY: all-zero is a valid value for these plain C structs
+        // (`RecvAddr`'s contract for `A`).
+        let (a, h): (A, libc::mmsghdr) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+        RecvBatch {
+            slot,
+            bufs: vec![0u8; BATCH * slot],
+            addrs: vec![a; BATCH],
+            iovs: Vec::with_capacity(BATCH),
+            hdrs: vec![h; BATCH],
+        }
+    }
+
+    /// One non-blocking `recvmmsg` on `fd`. `keep` sees every datagram and
+    /// returns its metadata and how many leading payload bytes to keep, or
+    /// `None` to drop it.
+    pub fn recv<T>(
+        &mut self,
+        fd: RawFd,
+        mut keep: impl FnMut(Received<'_, A>) -> Option<(T, usize)>,
+    ) -> io::Result<Vec<(T, Bytes)>> {
+        let slot = self.slot;
+        self.iovs.clear();
+        for i in 0..BATCH {
+            self.iovs.push(libc::iovec {
+                iov_base: self.bufs[i * slot..].as_mut_ptr().cast(),
+                iov_len: slot,
+            });
+        }
+        for i in 0..BATCH {
+            let h = &mut self.hdrs[i];
+            h.msg_hdr.msg_name = (&mut self.addrs[i] as *mut A).cast();
+            h.msg_hdr.msg_namelen = std::mem::size_of::<A>() as libc::socklen_t;
+            h.msg_hdr.msg_iov = &mut self.iovs[i];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_control = std::ptr::null_mut();
+            h.msg_hdr.msg_controllen = 0;
+            h.msg_hdr.msg_flags = 0;
+            h.msg_len = 0;
+        }
+        // SAFETY: every header points at live buffers of the stated sizes
+        // owned by `self`, which outlives the call.
+        let n = unsafe {
+            libc::recvmmsg(
+                fd,
+                self.hdrs.as_mut_ptr(),
+                BATCH as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = n as usize;
+        let total: usize = self.hdrs[..n].iter().map(|h| h.msg_len as usize).sum();
+        let mut out = BytesMut::with_capacity(total);
+        let mut spans = Vec::with_capacity(n);
+        for i in 0..n {
+            let h = &self.hdrs[i];
+            let len = (h.msg_len as usize).min(slot);
+            let payload = &self.bufs[i * slot..i * slot + len];
+            let got = Received {
+                addr: &self.addrs[i],
+                namelen: h.msg_hdr.msg_namelen,
+                truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+                payload,
+            };
+            let Some((meta, keep_len)) = keep(got) else {
+                continue;
+            };
+            let keep_len = keep_len.min(len);
+            let start = out.len();
+            out.extend_from_slice(&payload[..keep_len]);
+            spans.push((meta, start, keep_len));
+        }
+        let frozen = out.freeze();
+        Ok(spans
+            .into_iter()
+            .map(|(meta, s, l)| (meta, frozen.slice(s..s + l)))
+            .collect())
+    }
+}
+
+/// One non-blocking `sendmmsg` on `fd` for up to [`BATCH`] of `items`, each
+/// sent to `addr(destination)`; returns how many went out.
+pub(super) fn send_batch<T, A: SendAddr>(
+    fd: RawFd,
+    items: &[(T, Bytes)],
+    addr: impl Fn(&T) -> A,
+) -> io::Result<usize> {
+    let items = &items[..items.len().min(BATCH)];
+    let addrs: Vec<A> = items.iter().map(|(to, _)| addr(to)).collect();
+    let mut iovs: Vec<libc::iovec> = items
+        .iter()
+        .map(|(_, b)| libc::iovec {
+            iov_base: b.as_ptr() as *mut libc::c_void,
+            iov_len: b.len(),
+        })
+        .collect();
+    // SAFETY: zeroed mmsghdr is valid; the pointers set below stay alive
+    // for the call.
+    let mut hdrs: Vec<libc::mmsghdr> = (0..items.len())
+        .map(|_| unsafe { std::mem::zeroed() })
+        .collect();
+    for (i, h) in hdrs.iter_mut().enumerate() {
+        let (name, namelen) = addrs[i].ptr_len();
+        h.msg_hdr.msg_name = name.cast_mut();
+        h.msg_hdr.msg_namelen = namelen;
+        h.msg_hdr.msg_iov = &mut iovs[i];
+        h.msg_hdr.msg_iovlen = 1;
+    }
+    // SAFETY: headers reference `addrs`, `iovs` and the `Bytes` in `items`,
+    // all alive until the call returns; the kernel only reads them.
+    let n = unsafe {
+        libc::sendmmsg(
+            fd,
+            hdrs.as_mut_ptr(),
+            hdrs.len() as libc::c_uint,
+            libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Appends to `batch` whatever the engine task has already queued, up to
+/// four system calls' worth, so a burst goes out in full batches.
+pub(super) fn coalesce<T>(rx: &mut mpsc::Receiver<Vec<T>>, batch: &mut Vec<T>) {
+    while batch.len() < BATCH * 4 {
+        match rx.try_recv() {
+            Ok(more) => batch.extend(more),
+            Err(_) => break,
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! WinCM fairness over a longer run (the dumbbell of `cc_dumbbell.rs`, 3
+//! flows, 20 Mbit/s, 20 ms RTT, 16 s).
+//!
+//! Finding: WinCM does not settle to a fixed split. Each marked Data takes
+//! β = 4 off a window of only 1-20 Interests (the BDP is ≈ 12 per flow),
+//! so one marking episode can send a flow back to cwnd = 1, and BIC then
+//! regrows it. The per-2-s Jain index wanders between about 0.82 and 1.0
+//! and the 4-s average of the 8-s dumbbell is a draw from that range (0.785
+//! in the full dumbbell file, 0.97 when the same test runs alone: the run
+//! is chaotic, tiny timing differences change the trajectory). Averaged
+//! over 12 s the flows are fair (Jain ≈ 0.98). No wiring fault was found:
+//! one mark per congested hop (marks only grow downstream), the consumer
+//! reacts to every marked Data as WinCM's Algorithm 2 says (no CWA gate on
+//! marks, it gates timeouts and Nacks only).
+//!
+//! `cargo test -p icn-forwarder --test cc_wincm -- --nocapture`.
+
+mod cc_common;
+
+use cc_common::*;
+use icn_forwarder::cc::CcScheme;
+use icn_forwarder::testing::flows::{drive, jain, LawFlow};
+use icn_forwarder::testing::Network;
+
+const RUN_MS: u64 = 16_000;
+const WINDOW_MS: u64 = 2_000;
+const FROM_MS: u64 = 4_000;
+
+#[test]
+fn wincm_is_fair_over_a_long_run_though_it_oscillates() {
+    let scheme = CcScheme::Wincm;
+    let mut net = Network::new(7);
+    let a = net.add_node(engine(scheme));
+    let b = net.add_node(engine(scheme));
+    let (ab, ba) = net.connect(a, b, link(20, 10));
+    net.node_mut(a)
+        .fib_add_nexthop(&"/p".parse().unwrap(), ab, 1)
+        .unwrap();
+    net.add_producer(b, "/p", 4000, None);
+    let mut flows: Vec<_> = (0..3)
+        .map(|i| {
+            let app = net.add_consumer(a);
+            LawFlow::new(
+                app,
+                &format!("/p/f{i}"),
+                law(scheme, 0.0),
+                at(i * 100),
+                at(RUN_MS),
+            )
+        })
+        .collect();
+    let mut windows = Vec::new();
+    println!("| until | per-flow Mbit/s | Jain (2 s) | marks so far");
+    for t in (WINDOW_MS..=RUN_MS).step_by(WINDOW_MS as usize) {
+        drive(&mut net, &mut flows, at(t), ms(1));
+        let per: Vec<f64> = flows
+            .iter()
+            .map(|f| f.stats.goodput_bps(at(t - WINDOW_MS), at(t)) / 1e6)
+            .collect();
+        let marks = net.node(b).face(ba).unwrap().counters.n_out_marked;
+        println!(
+            "| {:>5} ms | {:?} | {:.3} | {marks}",
+            t,
+            per.iter().map(|x| (x * 10.0).round() / 10.0).collect::<Vec<_>>(),
+            jain(&per)
+        );
+        windows.push(jain(&per));
+    }
+    let o = summarise(scheme, &flows, at(FROM_MS), at(RUN_MS), 20e6, data_drops(&net, &[a, b]));
+    println!("{}", o.row());
+    // Fair on average over 12 s, with the link full and nothing dropped.
+    assert!(o.jain >= 0.93, "Jain over 12 s {:.3}", o.jain);
+    assert!(o.utilisation >= 0.90, "utilisation {:.3}", o.utilisation);
+    assert_eq!(o.data_drops, 0);
+    // It keeps oscillating: some 2-s window is clearly less fair than the
+    // long-run average (so a short measurement window is a lottery).
+    let worst = windows[2..].iter().copied().fold(1.0, f64::min);
+    assert!(worst < o.jain, "worst 2-s Jain {worst:.3} vs {:.3}", o.jain);
+    // The marking AQM keeps working throughout (the episodes re-arm).
+    assert!(net.node(b).face(ba).unwrap().cc.aqm_episodes > 20);
+}

@@ -1,0 +1,164 @@
+//! Helpers shared by the process-level tests (consumer_e2e, consumer_interop):
+//! finding the workspace binaries, killing children on drop, and starting
+//! icnfwd / icnput with bounded waits for the events that say they are ready
+//! (icnfwd's `READY=1` on `$NOTIFY_SOCKET`, icnput's "Published" line).
+#![allow(dead_code)] // each test crate uses its own subset
+
+use std::io::BufRead;
+use std::net::UdpSocket;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a child may take to say it is ready (a bound on a failure, not
+/// a delay: the waits return as soon as the event arrives).
+pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Finds a workspace binary next to the test executable (target/<profile>/),
+/// running `cargo build` for it (a no-op when up to date) with $CARGO.
+pub fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .to_path_buf();
+    // Build (or confirm up to date) the three binaries once per test process,
+    // with the profile of this test, so that a stale binary is never used.
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args([
+            "build",
+            "-p",
+            "icn-forwarder",
+            "--bin",
+            "icnfwd",
+            "-p",
+            "icn-consumer",
+            "--bin",
+            "icncat",
+            "--bin",
+            "icnput",
+        ]);
+        if dir.file_name().is_some_and(|p| p == "release") {
+            cmd.arg("--release");
+        }
+        let st = cmd.status().expect("running cargo build");
+        assert!(st.success(), "building the binaries failed");
+    });
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} missing after cargo build",
+        path.display()
+    );
+    path
+}
+
+/// A child process killed and reaped when the test lets go of it.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn free_udp_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts icnfwd with `log_level = "warn"`, a Unix socket `<tag>.sock` in
+/// `dir`, TCP off and `extra` appended to the config; returns once icnfwd
+/// has sent `READY=1` (faces, routes and the socket are up).
+pub fn forwarder(dir: &Path, tag: &str, extra: &str) -> (Proc, PathBuf) {
+    let sock = dir.join(format!("{tag}.sock"));
+    let cfg = dir.join(format!("{tag}.toml"));
+    let text = format!(
+        "log_level = \"warn\"\n[unix]\npath = \"{}\"\n[tcp]\nenabled = false\n{extra}",
+        sock.display()
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let notify_path = dir.join(format!("{tag}.notify"));
+    let notify = UnixDatagram::bind(&notify_path).unwrap();
+    notify.set_read_timeout(Some(READY_TIMEOUT)).unwrap();
+    let child = Command::new(binary("icnfwd"))
+        .arg("-c")
+        .arg(&cfg)
+        .env("NOTIFY_SOCKET", &notify_path)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let fwd = Proc(child);
+    let mut buf = [0u8; 256];
+    let n = notify
+        .recv(&mut buf)
+        .unwrap_or_else(|e| panic!("icnfwd {tag}: no READY=1 within {READY_TIMEOUT:?}: {e}"));
+    let state = String::from_utf8_lossy(&buf[..n]);
+    assert!(
+        state.lines().any(|l| l == "READY=1"),
+        "icnfwd {tag}: {state}"
+    );
+    assert!(sock.exists(), "icnfwd {tag} ready without its socket");
+    (fwd, sock)
+}
+
+/// Reads `pipe` line by line on a thread until a line contains `needle`
+/// (`""` takes the first line),
+/// for at most [`READY_TIMEOUT`]; returns that line. Later lines are
+/// copied to this process's stderr so the child never blocks on a full pipe.
+pub fn wait_for_line(pipe: impl std::io::Read + Send + 'static, needle: &str) -> String {
+    let (tx, rx) = mpsc::channel();
+    let want = needle.to_owned();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(pipe).lines();
+        let mut seen = Vec::new();
+        for line in lines.by_ref() {
+            let Ok(line) = line else { break };
+            if line.contains(&want) {
+                let _ = tx.send(Ok(line));
+                for rest in lines.map_while(Result::ok) {
+                    eprintln!("{rest}");
+                }
+                return;
+            }
+            seen.push(line);
+        }
+        let _ = tx.send(Err(seen.join("\n")));
+    });
+    match rx.recv_timeout(READY_TIMEOUT) {
+        Ok(Ok(line)) => line,
+        Ok(Err(seen)) => panic!("pipe closed before {needle:?}; it said:\n{seen}"),
+        Err(_) => panic!("no {needle:?} within {READY_TIMEOUT:?}"),
+    }
+}
+
+/// Waits for icnput's "Published ..." line, printed once rib/register got
+/// its 200 (from then on the forwarder routes the prefix to it).
+pub fn wait_published(child: &mut Child) -> String {
+    let err = child.stderr.take().expect("icnput stderr piped");
+    wait_for_line(err, "Published")
+}
+
+/// Starts icnput serving `file` under `name` through the forwarder at
+/// `sock`; returns once the prefix is registered.
+pub fn publish(sock: &Path, name: &str, file: &Path) -> Proc {
+    let child = Command::new(binary("icnput"))
+        .args(["--transport", &format!("unix://{}", sock.display()), name])
+        .arg(file)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut put = Proc(child);
+    wait_published(&mut put.0);
+    put
+}
