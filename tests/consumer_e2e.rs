@@ -94,17 +94,8 @@ fn one_forwarder_every_scheme_is_byte_identical() {
 #[test]
 fn two_forwarders_over_udp_every_scheme_is_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
-    let port_b = free_udp_port();
-    let port_a = free_udp_port();
-    let (_b, sock_b) = forwarder(
-        dir.path(),
-        "b",
-        &format!("[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\n"),
-    );
-    let extra_a = format!(
-        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{port_b}\"\n[[route]]\nprefix = \"/e2e/two\"\nface = \"udp4://127.0.0.1:{port_b}\"\ncost = 1\n"
-    );
-    let (_a, sock_a) = forwarder(dir.path(), "a", &extra_a);
+    let (_a, _b, sock_a, sock_b) =
+        udp_pair(dir.path(), "/e2e/two", |b| b, &UdpPairExtra::default());
     let input = dir.path().join("in.bin");
     let body = content(SIZE / 2);
     std::fs::write(&input, &body).unwrap();
@@ -165,18 +156,18 @@ fn lossy_relay(upstream: std::net::SocketAddr, drop_every: u64) -> (u16, Arc<Ato
 #[test]
 fn lossy_link_still_gives_identical_content_and_counts_retransmissions() {
     let dir = tempfile::tempdir().unwrap();
-    let port_b = free_udp_port();
-    let port_a = free_udp_port();
-    let (_b, sock_b) = forwarder(
+    let mut stop = None;
+    let (_a, _b, sock_a, sock_b) = udp_pair(
         dir.path(),
-        "b",
-        &format!("[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\n"),
+        "/e2e/lossy",
+        |port_b| {
+            let (relay_port, s) = lossy_relay(format!("127.0.0.1:{port_b}").parse().unwrap(), 20);
+            stop = Some(s);
+            relay_port
+        },
+        &UdpPairExtra::default(),
     );
-    let (relay_port, stop) = lossy_relay(format!("127.0.0.1:{port_b}").parse().unwrap(), 20);
-    let extra_a = format!(
-        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{relay_port}\"\n[[route]]\nprefix = \"/e2e/lossy\"\nface = \"udp4://127.0.0.1:{relay_port}\"\ncost = 1\n"
-    );
-    let (_a, sock_a) = forwarder(dir.path(), "a", &extra_a);
+    let stop = stop.expect("relay started");
     let input = dir.path().join("in.bin");
     let body = content(SIZE / 4);
     std::fs::write(&input, &body).unwrap();
@@ -235,6 +226,40 @@ fn icncat_reports_a_missing_name_clearly() {
     assert!(err.contains("ERROR:"), "{err}");
 }
 
+/// Config lines [`udp_pair`] adds: `b` after B's `[udp] listen`, `face`
+/// inside A's `[[face]]`, `a` at the end of A's config.
+#[derive(Default)]
+struct UdpPairExtra {
+    b: String,
+    face: String,
+    a: String,
+}
+
+/// Forwarder B listening on UDP, then forwarder A with a UDP face towards
+/// `via(B's port)` (B itself, or a relay in front of it) and a route for
+/// `prefix` over it. Returns (A, B, A's socket, B's socket).
+fn udp_pair(
+    dir: &Path,
+    prefix: &str,
+    via: impl FnOnce(u16) -> u16,
+    extra: &UdpPairExtra,
+) -> (Proc, Proc, PathBuf, PathBuf) {
+    let port_b = free_udp_port();
+    let port_a = free_udp_port();
+    let (b, sock_b) = forwarder(
+        dir,
+        "b",
+        &format!("[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\n{}", extra.b),
+    );
+    let up = via(port_b);
+    let extra_a = format!(
+        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{up}\"\n{}[[route]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:{up}\"\ncost = 1\n{}",
+        extra.face, extra.a
+    );
+    let (a, sock_a) = forwarder(dir, "a", &extra_a);
+    (a, b, sock_a, sock_b)
+}
+
 /// Two forwarders both running `[cc] scheme`, A's face to B and B's
 /// on-demand face to A both at `capacity_bps` (A stamps and shapes on its
 /// face, B paces the Data it sends back). Returns (A, B, A's socket, B's socket).
@@ -244,20 +269,13 @@ fn cc_pair(
     prefix: &str,
     capacity_bps: u64,
 ) -> (Proc, Proc, PathBuf, PathBuf) {
-    let port_b = free_udp_port();
-    let port_a = free_udp_port();
-    let (b, sock_b) = forwarder(
-        dir,
-        "b",
-        &format!(
-            "[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\ndefault_capacity_bps = {capacity_bps}\n[cc]\nscheme = \"{scheme}\"\n"
-        ),
-    );
-    let extra_a = format!(
-        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{port_b}\"\ncapacity_bps = {capacity_bps}\n[[route]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:{port_b}\"\ncost = 1\n[cc]\nscheme = \"{scheme}\"\n"
-    );
-    let (a, sock_a) = forwarder(dir, "a", &extra_a);
-    (a, b, sock_a, sock_b)
+    let cc = format!("[cc]\nscheme = \"{scheme}\"\n");
+    let extra = UdpPairExtra {
+        b: format!("default_capacity_bps = {capacity_bps}\n{cc}"),
+        face: format!("capacity_bps = {capacity_bps}\n"),
+        a: cc,
+    };
+    udp_pair(dir, prefix, |b| b, &extra)
 }
 
 /// A rate scheme without `--rate`/`--objective` follows what icnfwd stamps

@@ -253,12 +253,17 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             .filter(|f| f.start_s <= tj + 0.5 && f.stop_s >= t_end - 0.5)
             .collect();
         let tail = t_end - (t_end - tj) / 4.0;
-        // Each flow's final rate: its mean over the last quarter after the
-        // join (the allocation the scheme converged to, fair or not; the
-        // scenarios check fairness separately).
+        // Each flow's target: the equal share of the bottleneck when the
+        // scenario says `settle_to = "fair_share"`, else its own mean over
+        // the last quarter (the allocation the scheme converged to).
+        let fair = links.first().map_or(0.0, |l| l.capacity_bps as f64)
+            / active.len().max(1) as f64;
         let finals: Vec<f64> = active
             .iter()
             .map(|f| {
+                if sc.settle_to_fair_share {
+                    return fair;
+                }
                 let w: Vec<f64> = f
                     .rates
                     .iter()

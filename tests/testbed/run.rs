@@ -40,6 +40,15 @@ pub struct RunData {
     pub caps: Caps,
 }
 
+/// Stops the sampler thread when the run ends, also on an early error.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Serialises testbed runs inside one test process: they would compete
 /// for the two cores and distort each other's figures.
 pub fn lock() -> std::sync::MutexGuard<'static, ()> {
@@ -163,7 +172,7 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
         polled.insert(m.to.clone());
     }
     let t0 = Instant::now();
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let mut sampler_conns: Vec<(String, MgmtConn)> = polled
         .iter()
         .map(|n| {
@@ -172,7 +181,7 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
                 .map_err(|e| format!("mgmt of {n}: {e}"))
         })
         .collect::<Result<_, _>>()?;
-    let stop2 = Arc::clone(&stop);
+    let stop2 = Arc::clone(&stop.0);
     let sampler = std::thread::spawn(move || {
         let mut out = Vec::new();
         let mut next = Instant::now();
@@ -250,6 +259,13 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
+            if !flow_faces.contains_key(&f.name) {
+                let g = &running[&i];
+                flow_errors.insert(
+                    f.name.clone(),
+                    format!("icncat never connected to its forwarder:\n{}", g.log_tail(5)),
+                );
+            }
         } else if let Some(mut g) = running.remove(&i) {
             let finished_early = !g.alive();
             g.stop(Duration::from_millis(1500));
@@ -262,7 +278,7 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
             tb.procs.push(g);
         }
     }
-    stop.store(true, Ordering::Relaxed);
+    drop(stop);
     let samples = sampler.join().map_err(|_| "sampler panicked")?;
     let mut last = BTreeMap::new();
     for (name, c) in &mut conns {

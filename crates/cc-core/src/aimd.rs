@@ -13,16 +13,15 @@
 //!
 //! Deviations: ndnget gates decreases on segment numbers (`highData >
 //! recPoint`, with `recPoint = highInterest` at the last decrease). The
-//! [`ConsumerLaw`] interface carries no segment for sent Interests, so the
+//! [`crate::law::ConsumerLaw`] interface carries no segment for sent Interests, so the
 //! gate uses send times instead (send time = now − RTT of each Data): "a Data
 //! answering an Interest sent after the last decrease has arrived", which is
 //! the same condition when segments are sent in increasing order. The window
 //! is clamped to `[min_window, max_window]` (ndnget has no explicit bounds).
 
-use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
-use crate::window::{DataVerdict, WindowCore};
+use crate::window::{window_consumer_law, WindowCore, WindowLaw};
 
 pub use crate::window::{CwaGate, WindowStats};
 
@@ -87,7 +86,7 @@ impl Aimd {
         let mut a = Aimd {
             cfg,
             ssthresh: cfg.init_ssthresh,
-            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.rtt),
+            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt),
         };
         a.clamp();
         a
@@ -113,7 +112,13 @@ impl Aimd {
         self.core.stats
     }
 
-    fn increase(&mut self) {
+    fn clamp(&mut self) {
+        self.core.clamp(self.cfg.min_window, self.cfg.max_window);
+    }
+}
+
+impl WindowLaw for Aimd {
+    fn increase(&mut self, _now: Timestamp) {
         let cwnd = &mut self.core.cwnd;
         if *cwnd < self.ssthresh {
             *cwnd += self.cfg.ai_step;
@@ -123,7 +128,7 @@ impl Aimd {
         self.clamp();
     }
 
-    fn decrease(&mut self) {
+    fn decrease(&mut self, _now: Timestamp) {
         self.ssthresh = (self.core.cwnd * self.cfg.md_coef).max(MIN_SSTHRESH);
         self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd
@@ -132,17 +137,9 @@ impl Aimd {
         };
         self.clamp();
     }
-
-    fn clamp(&mut self) {
-        self.core.clamp(self.cfg.min_window, self.cfg.max_window);
-    }
-
-    fn on_loss(&mut self, now: Timestamp) {
-        if self.core.on_loss(now) {
-            self.decrease();
-        }
-    }
 }
+
+window_consumer_law!(Aimd);
 
 impl Default for Aimd {
     fn default() -> Self {
@@ -150,47 +147,13 @@ impl Default for Aimd {
     }
 }
 
-impl ConsumerLaw for Aimd {
-    fn on_interest_sent(&mut self, _now: Timestamp, _retransmission: bool) {
-        self.core.on_interest_sent();
-    }
-
-    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
-        match self.core.on_data(now, fb, self.cfg.ignore_marks) {
-            DataVerdict::Increase => self.increase(),
-            DataVerdict::Decrease => self.decrease(),
-            DataVerdict::Hold => {}
-        }
-    }
-
-    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
-        if self.core.nack_is_loss(fb) {
-            self.on_loss(now);
-        }
-    }
-
-    fn on_timeout(&mut self, now: Timestamp) {
-        self.on_loss(now);
-    }
-
-    fn limit(&self) -> SendLimit {
-        self.core.limit()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::law::{ConsumerLaw, SendLimit};
     use crate::time::Duration;
+    use crate::window::test_events::{apply, data};
     use proptest::prelude::*;
-
-    fn data(rtt_ms: u64, mark: u64) -> DataFeedback {
-        DataFeedback {
-            rtt: Some(Duration::from_millis(rtt_ms)),
-            congestion_mark: mark,
-            ..DataFeedback::default()
-        }
-    }
 
     #[test]
     fn slow_start_then_halving_then_congestion_avoidance() {
@@ -262,12 +225,7 @@ mod tests {
             for (kind, dt, mark) in ev {
                 now += dt;
                 let t = Timestamp::from_millis(now);
-                match kind {
-                    0 => a.on_data(t, &data(dt % 300 + 1, mark)),
-                    1 => a.on_timeout(t),
-                    2 => a.on_nack(t, &NackFeedback { congestion: true, ..Default::default() }),
-                    _ => a.on_interest_sent(t, false),
-                }
+                apply(&mut a, kind, t, dt % 300 + 1, mark);
                 let SendLimit::Window { interests } = a.limit() else { unreachable!() };
                 prop_assert!(interests.is_finite() && (1.0..=64.0).contains(&interests));
             }

@@ -19,10 +19,9 @@
 //! times (see [`crate::aimd`]).
 
 use crate::aimd::WindowStats;
-use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
-use crate::window::{DataVerdict, WindowCore};
+use crate::window::{window_consumer_law, WindowCore, WindowLaw};
 
 /// CUBIC parameters; defaults are ndnget's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,7 +87,7 @@ impl Cubic {
             ssthresh: cfg.init_ssthresh,
             w_max: 0.0,
             last_decrease: None,
-            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.rtt),
+            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt),
         };
         c.clamp();
         c
@@ -119,6 +118,12 @@ impl Cubic {
         self.core.stats
     }
 
+    fn clamp(&mut self) {
+        self.core.clamp(self.cfg.min_window, self.cfg.max_window);
+    }
+}
+
+impl WindowLaw for Cubic {
     fn touch(&mut self, now: Timestamp) {
         if self.last_decrease.is_none() {
             self.last_decrease = Some(now);
@@ -169,18 +174,9 @@ impl Cubic {
         self.last_decrease = Some(now);
         self.clamp();
     }
-
-    fn clamp(&mut self) {
-        self.core.clamp(self.cfg.min_window, self.cfg.max_window);
-    }
-
-    fn on_loss(&mut self, now: Timestamp) {
-        self.touch(now);
-        if self.core.on_loss(now) {
-            self.decrease(now);
-        }
-    }
 }
+
+window_consumer_law!(Cubic);
 
 impl Default for Cubic {
     fn default() -> Self {
@@ -188,49 +184,13 @@ impl Default for Cubic {
     }
 }
 
-impl ConsumerLaw for Cubic {
-    fn on_interest_sent(&mut self, now: Timestamp, _retransmission: bool) {
-        self.touch(now);
-        self.core.on_interest_sent();
-    }
-
-    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
-        self.touch(now);
-        match self.core.on_data(now, fb, self.cfg.ignore_marks) {
-            DataVerdict::Increase => self.increase(now),
-            DataVerdict::Decrease => self.decrease(now),
-            DataVerdict::Hold => {}
-        }
-    }
-
-    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
-        if self.core.nack_is_loss(fb) {
-            self.on_loss(now);
-        }
-    }
-
-    fn on_timeout(&mut self, now: Timestamp) {
-        self.on_loss(now);
-    }
-
-    fn limit(&self) -> SendLimit {
-        self.core.limit()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::law::{ConsumerLaw, SendLimit};
     use crate::time::Duration;
+    use crate::window::test_events::{apply, data};
     use proptest::prelude::*;
-
-    fn data(rtt_ms: u64, mark: u64) -> DataFeedback {
-        DataFeedback {
-            rtt: Some(Duration::from_millis(rtt_ms)),
-            congestion_mark: mark,
-            ..DataFeedback::default()
-        }
-    }
 
     #[test]
     fn decrease_then_cubic_growth_matches_rfc8312_formulas() {
@@ -289,12 +249,7 @@ mod tests {
             for (kind, dt, mark) in ev {
                 now += dt;
                 let t = Timestamp::from_millis(now);
-                match kind {
-                    0 => c.on_data(t, &data(dt % 500 + 1, mark)),
-                    1 => c.on_timeout(t),
-                    2 => c.on_nack(t, &NackFeedback { congestion: true, ..Default::default() }),
-                    _ => c.on_interest_sent(t, false),
-                }
+                apply(&mut c, kind, t, dt % 500 + 1, mark);
                 let SendLimit::Window { interests } = c.limit() else { unreachable!() };
                 prop_assert!(interests.is_finite() && (2.0..=100.0).contains(&interests));
             }

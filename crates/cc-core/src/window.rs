@@ -85,7 +85,7 @@ impl InFlight {
 
 /// What a Data asks of a window law after marks and the gate are applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DataVerdict {
+enum DataVerdict {
     /// Unmarked (or mark ignored): grow.
     Increase,
     /// Marked and the gate let a decrease through.
@@ -104,16 +104,20 @@ pub(crate) struct WindowCore {
     pub(crate) stats: WindowStats,
     gate: CwaGate,
     in_flight: InFlight,
+    ignore_marks: bool,
 }
 
 impl WindowCore {
-    pub(crate) fn new(cwnd: f64, disable_cwa: bool, rtt: RttConfig) -> Self {
+    /// `disable_cwa` lets every decrease through; `ignore_marks` treats
+    /// marked Data as unmarked.
+    pub(crate) fn new(cwnd: f64, disable_cwa: bool, ignore_marks: bool, rtt: RttConfig) -> Self {
         WindowCore {
             cwnd,
             rtt: RttEstimator::new(rtt),
             stats: WindowStats::default(),
             gate: CwaGate::new(disable_cwa),
             in_flight: InFlight::default(),
+            ignore_marks,
         }
     }
 
@@ -132,18 +136,13 @@ impl WindowCore {
 
     /// Books a Data and decides what it does to the window: a mark (unless
     /// ignored) decreases at most once per RTT and never increases.
-    pub(crate) fn on_data(
-        &mut self,
-        now: Timestamp,
-        fb: &DataFeedback,
-        ignore_marks: bool,
-    ) -> DataVerdict {
+    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) -> DataVerdict {
         self.record_data(now, fb);
         if fb.congestion_mark == 0 {
             return DataVerdict::Increase;
         }
         self.stats.marks += 1;
-        if ignore_marks {
+        if self.ignore_marks {
             DataVerdict::Increase
         } else if self.gate.try_decrease(now) {
             self.stats.mark_decreases += 1;
@@ -191,6 +190,127 @@ impl WindowCore {
     }
 }
 
+/// Access to a law's [`WindowCore`] (its `core` field, implemented by
+/// [`window_consumer_law!`]).
+pub(crate) trait HasWindowCore {
+    fn core(&self) -> &WindowCore;
+    fn core_mut(&mut self) -> &mut WindowCore;
+}
+
+/// A window law's own rules; [`window_consumer_law!`] wires them to
+/// [`crate::law::ConsumerLaw`] through the shared [`WindowCore`].
+pub(crate) trait WindowLaw: HasWindowCore {
+    /// Grows the window for an unmarked (or mark-ignored) Data.
+    fn increase(&mut self, now: Timestamp);
+
+    /// Shrinks the window after a congestion signal the gate let through.
+    fn decrease(&mut self, now: Timestamp);
+
+    /// Called before a sent Interest, a Data or a loss is booked (CUBIC
+    /// starts its clock there).
+    fn touch(&mut self, _now: Timestamp) {}
+
+    /// Books a Data and applies it: by default a mark decreases at most once
+    /// per RTT and never increases.
+    fn data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        match self.core_mut().on_data(now, fb) {
+            DataVerdict::Increase => self.increase(now),
+            DataVerdict::Decrease => self.decrease(now),
+            DataVerdict::Hold => {}
+        }
+    }
+
+    /// A timeout or congestion Nack.
+    fn loss(&mut self, now: Timestamp) {
+        self.touch(now);
+        if self.core_mut().on_loss(now) {
+            self.decrease(now);
+        }
+    }
+}
+
+/// `impl ConsumerLaw for $law` from its [`WindowLaw`] rules; `$law` keeps
+/// its [`WindowCore`] in a field named `core`.
+macro_rules! window_consumer_law {
+    ($law:ty) => {
+        impl $crate::window::HasWindowCore for $law {
+            fn core(&self) -> &$crate::window::WindowCore {
+                &self.core
+            }
+
+            fn core_mut(&mut self) -> &mut $crate::window::WindowCore {
+                &mut self.core
+            }
+        }
+
+        impl $crate::law::ConsumerLaw for $law {
+            fn on_interest_sent(&mut self, now: $crate::time::Timestamp, _retransmission: bool) {
+                $crate::window::WindowLaw::touch(self, now);
+                $crate::window::HasWindowCore::core_mut(self).on_interest_sent();
+            }
+
+            fn on_data(&mut self, now: $crate::time::Timestamp, fb: &$crate::law::DataFeedback) {
+                $crate::window::WindowLaw::touch(self, now);
+                $crate::window::WindowLaw::data(self, now, fb);
+            }
+
+            fn on_nack(&mut self, now: $crate::time::Timestamp, fb: &$crate::law::NackFeedback) {
+                if $crate::window::HasWindowCore::core_mut(self).nack_is_loss(fb) {
+                    $crate::window::WindowLaw::loss(self, now);
+                }
+            }
+
+            fn on_timeout(&mut self, now: $crate::time::Timestamp) {
+                $crate::window::WindowLaw::loss(self, now);
+            }
+
+            fn limit(&self) -> $crate::law::SendLimit {
+                $crate::window::HasWindowCore::core(self).limit()
+            }
+        }
+    };
+}
+pub(crate) use window_consumer_law;
+
+/// Feedback and event drivers shared by the window laws' tests.
+#[cfg(test)]
+pub(crate) mod test_events {
+    use crate::law::{ConsumerLaw, DataFeedback, NackFeedback};
+    use crate::time::{Duration, Timestamp};
+
+    /// A Data whose Interest took `rtt_ms`, carrying `mark`.
+    pub(crate) fn data(rtt_ms: u64, mark: u64) -> DataFeedback {
+        DataFeedback {
+            rtt: Some(Duration::from_millis(rtt_ms)),
+            congestion_mark: mark,
+            ..DataFeedback::default()
+        }
+    }
+
+    /// One random event for the bounds proptests: 0 Data, 1 timeout,
+    /// 2 congestion Nack, otherwise a sent Interest.
+    pub(crate) fn apply(
+        law: &mut impl ConsumerLaw,
+        kind: u8,
+        t: Timestamp,
+        rtt_ms: u64,
+        mark: u64,
+    ) {
+        match kind {
+            0 => law.on_data(t, &data(rtt_ms, mark)),
+            1 => law.on_timeout(t),
+            2 => law.on_nack(
+                t,
+                &NackFeedback {
+                    congestion: true,
+                    ..Default::default()
+                },
+            ),
+            _ => law.on_interest_sent(t, false),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,30 +326,33 @@ mod tests {
 
     #[test]
     fn marks_decrease_once_per_rtt_and_count() {
-        let mut w = WindowCore::new(10.0, false, RttConfig::default());
+        let mut w = WindowCore::new(10.0, false, false, RttConfig::default());
         let (t, fb) = data(100, 50, 1);
-        assert_eq!(w.on_data(t, &fb, false), DataVerdict::Decrease);
+        assert_eq!(w.on_data(t, &fb), DataVerdict::Decrease);
         // Sent at 90 ms, before the decrease at 100 ms: held.
         let (t, fb) = data(140, 50, 1);
-        assert_eq!(w.on_data(t, &fb, false), DataVerdict::Hold);
+        assert_eq!(w.on_data(t, &fb), DataVerdict::Hold);
         // Sent at 120 ms, after it: the gate re-opens.
         let (t, fb) = data(170, 50, 1);
-        assert_eq!(w.on_data(t, &fb, false), DataVerdict::Decrease);
-        let (t, fb) = data(171, 50, 1);
-        assert_eq!(w.on_data(t, &fb, true), DataVerdict::Increase);
+        assert_eq!(w.on_data(t, &fb), DataVerdict::Decrease);
         assert_eq!(
             w.stats,
             WindowStats {
-                marks: 4,
+                marks: 3,
                 mark_decreases: 2,
                 loss_decreases: 0
             }
         );
+        // With marks ignored a marked Data grows the window but is counted.
+        let mut ig = WindowCore::new(10.0, false, true, RttConfig::default());
+        let (t, fb) = data(171, 50, 1);
+        assert_eq!(ig.on_data(t, &fb), DataVerdict::Increase);
+        assert_eq!(ig.stats.marks, 1);
     }
 
     #[test]
     fn loss_backs_off_the_rto_only_when_the_gate_allows() {
-        let mut w = WindowCore::new(10.0, false, RttConfig::default());
+        let mut w = WindowCore::new(10.0, false, false, RttConfig::default());
         let rto0 = w.rtt.rto();
         assert!(w.on_loss(Timestamp::from_millis(1)));
         let rto1 = w.rtt.rto();
@@ -242,7 +365,7 @@ mod tests {
 
     #[test]
     fn clamp_bounds_and_nan() {
-        let mut w = WindowCore::new(f64::NAN, false, RttConfig::default());
+        let mut w = WindowCore::new(f64::NAN, false, false, RttConfig::default());
         w.clamp(2.0, 8.0);
         assert_eq!(w.cwnd, 2.0);
         w.cwnd = 100.0;

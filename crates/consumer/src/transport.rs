@@ -171,6 +171,27 @@ impl Sender {
 }
 
 impl Face {
+    /// A face over the two halves of a byte stream (Unix or TCP): a writer
+    /// task copies queued buffers as they are, the reader frames TLVs.
+    fn stream(
+        r: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+        mut w: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+        tx: mpsc::Sender<Bytes>,
+        mut rx: mpsc::Receiver<Bytes>,
+    ) -> Face {
+        let writer = tokio::spawn(async move {
+            while let Some(b) = rx.recv().await {
+                w.write_all(&b).await?;
+            }
+            Ok(())
+        });
+        Face {
+            reader: Reader::Stream(Box::new(r), StreamFramer::default()),
+            tx,
+            writer,
+        }
+    }
+
     /// Connects to `ep`.
     pub async fn connect(ep: &Endpoint) -> io::Result<Face> {
         let (tx, mut rx) = mpsc::channel::<Bytes>(256);
@@ -179,36 +200,16 @@ impl Face {
                 let s = UnixStream::connect(p)
                     .await
                     .map_err(|e| io::Error::new(e.kind(), format!("{e}")))?;
-                let (r, mut w) = s.into_split();
-                let writer = tokio::spawn(async move {
-                    while let Some(b) = rx.recv().await {
-                        w.write_all(&b).await?;
-                    }
-                    Ok(())
-                });
-                Ok(Face {
-                    reader: Reader::Stream(Box::new(r), StreamFramer::default()),
-                    tx,
-                    writer,
-                })
+                let (r, w) = s.into_split();
+                Ok(Face::stream(r, w, tx, rx))
             }
             Endpoint::Tcp(a) => {
                 let s = TcpStream::connect(a)
                     .await
                     .map_err(|e| io::Error::new(e.kind(), format!("{e}")))?;
                 s.set_nodelay(true)?;
-                let (r, mut w) = s.into_split();
-                let writer = tokio::spawn(async move {
-                    while let Some(b) = rx.recv().await {
-                        w.write_all(&b).await?;
-                    }
-                    Ok(())
-                });
-                Ok(Face {
-                    reader: Reader::Stream(Box::new(r), StreamFramer::default()),
-                    tx,
-                    writer,
-                })
+                let (r, w) = s.into_split();
+                Ok(Face::stream(r, w, tx, rx))
             }
             Endpoint::Udp(a) => {
                 let remote = tokio::net::lookup_host(a).await?.next().ok_or_else(|| {

@@ -121,6 +121,10 @@ fn shared_link_is_split_max_min_and_a_keeps_its_other_path() {
             r.a_via_r3_bps,
             r.b_bps
         );
-        assert!((r.b_bps - half).abs() < 0.15 * half, "seed {seed}: B {}", r.b_bps);
+        assert!(
+            (r.b_bps - half).abs() < 0.15 * half,
+            "seed {seed}: B {}",
+            r.b_bps
+        );
     }
 }

@@ -1,15 +1,18 @@
-//! Dumbbell: N long flows through one 20 Mbit/s bottleneck, 20 ms RTT, each
-//! scheme's consumer law (cc-core) against real engines running the
-//! scheme hop by hop. Virtual time; the table is printed with
-//! `cargo test --test cc_dumbbell -- --nocapture`.
+//! Dumbbell: 3 long flows through one 20 Mbit/s bottleneck, 20 ms RTT, each
+//! scheme's consumer law (cc-core; CCC through icncat's `Scheme`, which
+//! puts the objective on every Interest) against real engines running the
+//! scheme hop by hop. Virtual time, 8 s, second half measured. Each scheme
+//! runs once per process (cached); the table is printed by
+//! `cargo test -p icn-forwarder --test cc_dumbbell -- --nocapture`.
 
 mod cc_common;
 
 use cc_common::*;
+use cc_core::{ConsumerLaw, LawKind, Timestamp};
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::testing::flows::{drive, LawFlow};
 use icn_forwarder::testing::{AppId, Network};
-use cc_core::{ConsumerLaw, LawKind, Timestamp};
+use std::sync::OnceLock;
 
 const CAP_MBPS: u64 = 20;
 const RUN_MS: u64 = 8_000;
@@ -55,17 +58,51 @@ fn dumbbell_with<L: ConsumerLaw>(
     )
 }
 
-fn header() {
+/// The outcome of `scheme` on the dumbbell, computed once per process.
+fn outcome(scheme: CcScheme) -> &'static Outcome {
+    static CACHE: [OnceLock<Outcome>; 7] = [const { OnceLock::new() }; 7];
+    let i = CcScheme::ALL
+        .iter()
+        .position(|s| *s == scheme)
+        .map_or(6, |i| i); // `none` is not in ALL
+    CACHE[i].get_or_init(|| match scheme {
+        // `none`: a fixed window of 150 Interests, for contrast.
+        CcScheme::None => dumbbell(scheme, 3, 150.0),
+        CcScheme::Ccc => {
+            // Objective 20 Mbit/s each, more than the 6.7 Mbit/s share.
+            let o = icn_consumer::SchemeOptions {
+                objective: Some(icn_consumer::RateSpec::BitsPerSec(20e6)),
+                ..opts(LawKind::Ccc, 4000.0)
+            };
+            dumbbell_with(scheme, 3, |app, prefix, start, stop| {
+                scheme_flow(app, prefix, &o, start, stop, app.0 as u64)
+            })
+        }
+        _ => dumbbell(scheme, 3, 0.0),
+    })
+}
+
+#[test]
+fn table() {
     println!("| scheme | util    | Jain  | p95 queueing | drops | cNacks | RTOs | per-flow Mbit/s");
+    for s in [
+        CcScheme::Rcp,
+        CcScheme::Mircc,
+        CcScheme::Qsccp,
+        CcScheme::Ccc,
+        CcScheme::Pcon,
+        CcScheme::Wincm,
+        CcScheme::None,
+    ] {
+        println!("{}", outcome(s).row());
+    }
 }
 
 #[test]
 fn rate_schemes_fill_the_bottleneck_fairly_without_drops() {
-    header();
-    let mut p95 = Vec::new();
-    for scheme in [CcScheme::Rcp, CcScheme::Mircc] {
-        let o = dumbbell(scheme, 3, 0.0);
-        println!("{}", o.row());
+    let pcon = outcome(CcScheme::Pcon);
+    for scheme in [CcScheme::Rcp, CcScheme::Mircc, CcScheme::Qsccp] {
+        let o = outcome(scheme);
         assert!(
             o.utilisation >= 0.90,
             "{scheme:?} utilisation {:.3}",
@@ -73,35 +110,43 @@ fn rate_schemes_fill_the_bottleneck_fairly_without_drops() {
         );
         assert!(o.jain >= 0.95, "{scheme:?} Jain {:.3}", o.jain);
         assert_eq!(o.data_drops, 0, "{scheme:?} dropped Data");
-        p95.push(o.p95_queueing);
     }
-    let pcon = dumbbell(CcScheme::Pcon, 3, 0.0);
-    println!("{}", pcon.row());
-    for q in p95 {
+    // Explicit rates keep the queue shorter than PCON's marking; QSCCP
+    // holds its backlog as Interests in the scheduler's flow queues, so its
+    // RTT-based p95 is not lower and is not compared.
+    for scheme in [CcScheme::Rcp, CcScheme::Mircc] {
+        let q = outcome(scheme).p95_queueing;
         assert!(
             q < pcon.p95_queueing,
-            "rate-based p95 {q:?} vs pcon {:?}",
+            "{scheme:?} p95 {q:?} vs pcon {:?}",
             pcon.p95_queueing
         );
     }
 }
 
 #[test]
+fn ccc_fills_the_bottleneck_fairly() {
+    let c = outcome(CcScheme::Ccc);
+    assert!(c.utilisation >= 0.90, "utilisation {:.3}", c.utilisation);
+    assert!(c.jain >= 0.95, "Jain {:.3}", c.jain);
+    // Queue supervision keeps the standing queue short once converged.
+    let pcon = outcome(CcScheme::Pcon);
+    assert!(c.p95_queueing < pcon.p95_queueing, "{:?}", c.p95_queueing);
+}
+
+#[test]
 fn marking_schemes_fill_the_bottleneck() {
-    header();
-    let pcon = dumbbell(CcScheme::Pcon, 3, 0.0);
-    println!("{}", pcon.row());
+    let pcon = outcome(CcScheme::Pcon);
     assert!(
         pcon.utilisation >= 0.90,
         "pcon utilisation {:.3}",
         pcon.utilisation
     );
     assert!(pcon.jain >= 0.95, "pcon Jain {:.3}", pcon.jain);
-    // WinCM fills the link, but within 8 s its additive decrease has not
-    // yet equalised a flow that started 100 ms earlier (Jain ≈ 0.79 here):
-    // asserted only as "no flow starved".
-    let w = dumbbell(CcScheme::Wincm, 3, 0.0);
-    println!("{}", w.row());
+    // WinCM fills the link, but its split oscillates (see cc_wincm.rs: a
+    // 4-s window is a lottery between Jain ≈ 0.8 and 1.0; fair over 12 s):
+    // asserted here only as "no flow starved".
+    let w = outcome(CcScheme::Wincm);
     assert!(
         w.utilisation >= 0.90,
         "wincm utilisation {:.3}",
@@ -115,38 +160,9 @@ fn marking_schemes_fill_the_bottleneck() {
 }
 
 #[test]
-fn qsccp_fills_the_bottleneck_without_drops() {
-    header();
-    let o = dumbbell(CcScheme::Qsccp, 3, 0.0);
-    println!("{}", o.row());
-    assert!(o.utilisation >= 0.90, "utilisation {:.3}", o.utilisation);
-    assert!(o.jain >= 0.95, "Jain {:.3}", o.jain);
-    assert_eq!(o.data_drops, 0);
-}
-
-#[test]
 fn no_congestion_control_with_a_large_window_bloats_and_drops() {
-    header();
-    let o = dumbbell(CcScheme::None, 3, 150.0);
-    println!("{}", o.row());
-    let mircc = dumbbell(CcScheme::Mircc, 3, 0.0);
+    let o = outcome(CcScheme::None);
+    let mircc = outcome(CcScheme::Mircc);
     assert!(o.data_drops > 0 || o.p95_queueing > mircc.p95_queueing * 4);
     assert!(o.p95_queueing > mircc.p95_queueing);
-}
-
-#[test]
-fn ccc_fills_the_bottleneck_fairly() {
-    header();
-    // icncat's CCC consumer: objective 20 Mbit/s each (more than the
-    // 6.7 Mbit/s share), pace = min(objective, returned constraint).
-    let o = icn_consumer::SchemeOptions {
-        objective: Some(icn_consumer::RateSpec::BitsPerSec(20e6)),
-        ..opts(LawKind::Ccc, 4000.0)
-    };
-    let c = dumbbell_with(CcScheme::Ccc, 3, |app, prefix, start, stop| {
-        scheme_flow(app, prefix, &o, start, stop, app.0 as u64)
-    });
-    println!("{}", c.row());
-    assert!(c.utilisation >= 0.90, "utilisation {:.3}", c.utilisation);
-    assert!(c.jain >= 0.95, "Jain {:.3}", c.jain);
 }

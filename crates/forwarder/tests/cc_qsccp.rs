@@ -62,7 +62,14 @@ fn classes_share_by_weight_and_ef_stays_at_its_cap() {
                 ..opts(LawKind::Qsccp, DATA_BYTES as f64)
             };
             let app = net.add_consumer(a);
-            scheme_flow(app, &format!("/p/c{i}"), &o, at(0), at(RUN_MS), 40 + i as u64)
+            scheme_flow(
+                app,
+                &format!("/p/c{i}"),
+                &o,
+                at(0),
+                at(RUN_MS),
+                40 + i as u64,
+            )
         })
         .collect();
     drive(&mut net, &mut flows, at(RUN_MS), ms(1));
@@ -78,16 +85,30 @@ fn classes_share_by_weight_and_ef_stays_at_its_cap() {
     let drops = data_drops(&net, &[a, b]);
     println!("| class | Mbit/s | p95 RTT");
     for (i, c) in classes.iter().enumerate() {
-        println!("| {c:?} | {:.2} | {:.1} ms", mbps[i], rtt_p95[i].as_secs_f64() * 1e3);
+        println!(
+            "| {c:?} | {:.2} | {:.1} ms",
+            mbps[i],
+            rtt_p95[i].as_secs_f64() * 1e3
+        );
     }
-    println!("Data drops {drops}, utilisation {:.1} %", mbps.iter().sum::<f64>() / CAP_MBPS as f64 * 100.0);
+    println!(
+        "Data drops {drops}, utilisation {:.1} %",
+        mbps.iter().sum::<f64>() / CAP_MBPS as f64 * 100.0
+    );
     assert_eq!(drops, 0, "Data dropped");
     // EF at its cap (1 Mbit/s of Data), not above, and not starved.
-    assert!(mbps[0] <= 1.05 && mbps[0] >= 0.8, "EF {:.2} Mbit/s", mbps[0]);
+    assert!(
+        mbps[0] <= 1.05 && mbps[0] >= 0.8,
+        "EF {:.2} Mbit/s",
+        mbps[0]
+    );
     // EF's Interests wait in no flow queue: RTT near 2 × 10 ms propagation
     // plus serialisation of one Data (3.2 ms) and a few packets ahead.
     let ef_rtt_ms = rtt_p95[0].as_secs_f64() * 1e3;
-    assert!(ef_rtt_ms < 2.0 * ONE_WAY_MS as f64 + 15.0, "EF p95 RTT {ef_rtt_ms} ms");
+    assert!(
+        ef_rtt_ms < 2.0 * ONE_WAY_MS as f64 + 15.0,
+        "EF p95 RTT {ef_rtt_ms} ms"
+    );
     // AF2 : AF1 : BE = 3 : 2 : 1 within 10 %.
     let be = mbps[3];
     assert!(be > 0.5, "BE starved: {be}");
@@ -119,7 +140,14 @@ fn greedy_flow_cannot_keep_more_than_its_share() {
         .map(|i| {
             let app = net.add_consumer(a);
             let o = opts(LawKind::Qsccp, DATA_BYTES as f64);
-            scheme_flow(app, &format!("/p/w{i}"), &o, at(0), at(RUN_MS), 60 + i as u64)
+            scheme_flow(
+                app,
+                &format!("/p/w{i}"),
+                &o,
+                at(0),
+                at(RUN_MS),
+                60 + i as u64,
+            )
         })
         .collect();
     // The greedy one: a fixed Interest rate for twice its share, deaf to
@@ -130,7 +158,14 @@ fn greedy_flow_cannot_keep_more_than_its_share() {
         ..opts(LawKind::Fixed, DATA_BYTES as f64)
     };
     let app = net.add_consumer(a);
-    flows.push(scheme_flow(app, "/p/greedy", &greedy, at(0), at(RUN_MS), 70));
+    flows.push(scheme_flow(
+        app,
+        "/p/greedy",
+        &greedy,
+        at(0),
+        at(RUN_MS),
+        70,
+    ));
     drive(&mut net, &mut flows, at(RUN_MS), ms(1));
     let (from, to) = (at(RUN_MS / 2), at(RUN_MS));
     let mbps: Vec<f64> = flows

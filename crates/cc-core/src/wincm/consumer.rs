@@ -11,10 +11,10 @@
 //! * timeout or congestion Nack: BIC decrease, at most once per RTT.
 
 use super::bic::{Bic, BicConfig};
-use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
+use crate::law::DataFeedback;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
-use crate::window::WindowCore;
+use crate::window::{window_consumer_law, WindowCore, WindowLaw};
 
 /// WinCM consumer parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,7 +77,7 @@ impl WincmConsumer {
             prev_max: max,
             num_marked: 0,
             norm_data: 0,
-            core: WindowCore::new(min, cfg.disable_cwa, cfg.rtt),
+            core: WindowCore::new(min, cfg.disable_cwa, false, cfg.rtt),
         }
     }
 
@@ -119,13 +119,6 @@ impl WincmConsumer {
     fn clamp(&mut self) {
         self.core.clamp(self.cfg.init_cwnd, self.cfg.max_window);
     }
-
-    fn on_loss(&mut self, now: Timestamp) {
-        if self.core.on_loss(now) {
-            self.bic.decrease(&mut self.core.cwnd);
-            self.clamp();
-        }
-    }
 }
 
 impl Default for WincmConsumer {
@@ -134,12 +127,21 @@ impl Default for WincmConsumer {
     }
 }
 
-impl ConsumerLaw for WincmConsumer {
-    fn on_interest_sent(&mut self, _now: Timestamp, _retransmission: bool) {
-        self.core.on_interest_sent();
+impl WindowLaw for WincmConsumer {
+    /// BIC growth (normal state).
+    fn increase(&mut self, _now: Timestamp) {
+        self.bic.increase(&mut self.core.cwnd);
+        self.clamp();
     }
 
-    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
+    /// BIC multiplicative decrease (timeouts and congestion Nacks only).
+    fn decrease(&mut self, _now: Timestamp) {
+        self.bic.decrease(&mut self.core.cwnd);
+        self.clamp();
+    }
+
+    /// Marks are not gated: each one subtracts β (`on_mark`).
+    fn data(&mut self, now: Timestamp, fb: &DataFeedback) {
         self.core.record_data(now, fb);
         if fb.congestion_mark > 0 {
             self.on_mark();
@@ -152,29 +154,19 @@ impl ConsumerLaw for WincmConsumer {
                 self.bic.retarget();
             }
         } else {
-            self.bic.increase(&mut self.core.cwnd);
+            self.increase(now);
+            return;
         }
         self.clamp();
     }
-
-    fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
-        if self.core.nack_is_loss(fb) {
-            self.on_loss(now);
-        }
-    }
-
-    fn on_timeout(&mut self, now: Timestamp) {
-        self.on_loss(now);
-    }
-
-    fn limit(&self) -> SendLimit {
-        self.core.limit()
-    }
 }
+
+window_consumer_law!(WincmConsumer);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::law::{ConsumerLaw, NackFeedback};
     use crate::time::Duration;
     use proptest::prelude::*;
 

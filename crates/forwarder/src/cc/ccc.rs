@@ -226,7 +226,11 @@ impl CccNode {
     }
 
     pub(crate) fn poll_timeout(&self) -> Option<Timestamp> {
-        let sup = self.supervisors.values().map(CccSupervisor::poll_timeout).min();
+        let sup = self
+            .supervisors
+            .values()
+            .map(CccSupervisor::poll_timeout)
+            .min();
         let measure = match self.next_measure {
             _ if self.flows.is_empty() => None,
             None => Some(Timestamp::ZERO),
@@ -252,10 +256,7 @@ impl CccNode {
                 .filter(|((_, d), _)| d == face)
                 .map(|(_, e)| &mut e.flow)
                 .collect();
-            let r = sup.supervise(now, &mut mine);
-            if std::env::var("CCC_DEBUG").is_ok() {
-                eprintln!("{:?} face {:?} {:?} {:?}", now, face, r, mine.iter().map(|f| (f.objective_ips() as u64, f.incoming_pace_ips() as u64, f.constraint_out_ips() as u64, f.data_size_bytes() as u64)).collect::<Vec<_>>());
-            }
+            sup.supervise(now, &mut mine);
         }
         if self.next_measure.is_none_or(|t| t <= now) {
             let sups = &self.supervisors;
@@ -263,9 +264,6 @@ impl CccNode {
                 let f = &mut e.flow;
                 if !sups.contains_key(d) {
                     f.measure_incoming_pace(now);
-                    if std::env::var("CCC_DEBUG").is_ok() {
-                        eprintln!("{:?} local {:?} {:?}", now, d, (f.objective_ips() as u64, f.incoming_pace_ips() as u64, f.constraint_out_ips() as u64, f.next_hops().iter().map(|h| (h.face, h.pace_ips as u64, h.constraint_ips as u64)).collect::<Vec<_>>()));
-                    }
                 }
             }
             flows.retain(|_, e| e.flow.is_active(now, idle));
@@ -376,7 +374,7 @@ mod tests {
     fn a_drop_cuts_the_constraint_of_the_supervised_face() {
         let cfg = CccConfig::default();
         let mut n = CccNode::new(cfg);
-        n.supervise_face(FaceId(1), 10_000_000);
+        n.supervise_face(FaceId(1), 100_000_000);
         let mut rng = SmallRng::seed_from_u64(2);
         let only = [Candidate {
             face: FaceId(5),
@@ -408,6 +406,49 @@ mod tests {
         assert!(n.flows.len() <= MAX_FLOWS);
         n.handle_timeout(Timestamp::from_millis(60_000));
         assert!(n.flows.is_empty());
+    }
+
+    proptest::proptest! {
+        /// Whatever Interests, Data, constraints, drops and timers arrive,
+        /// a flow never promises downstream more than its next hops allow
+        /// (eq. 9), the objectives it sends up add up to the one it got
+        /// (eq. 8), and the table stays bounded.
+        #[test]
+        fn eq8_eq9_and_bounds_hold(
+            events in proptest::collection::vec(
+                (0u8..4, 0u64..6, 1u64..4, 0u32..3_000, 1u64..200),
+                1..300,
+            )
+        ) {
+            let mut n = CccNode::new(CccConfig::default());
+            n.supervise_face(FaceId(1), 20_000_000);
+            let mut rng = SmallRng::seed_from_u64(9);
+            let mut now = Timestamp::ZERO;
+            for (kind, prefix, down, value, dt_ms) in events {
+                now += Duration::from_millis(dt_ms);
+                let down = FaceId(down);
+                match kind {
+                    0 => {
+                        n.on_interest(now, prefix, down, Some(f64::from(value)), &cands(), &mut rng);
+                    }
+                    1 => {
+                        let up = FaceId(2 + prefix % 2);
+                        n.on_data(now, prefix, up, Some(f64::from(value)), 4000, down, None);
+                    }
+                    2 => n.on_drop(down),
+                    _ => n.handle_timeout(now),
+                }
+            }
+            proptest::prop_assert!(n.flows.len() <= MAX_FLOWS);
+            for e in n.flows.values() {
+                let f = &e.flow;
+                proptest::prop_assert!(
+                    f.constraint_out_ips() <= f.aggregate_constraint_ips() + 1e-6
+                );
+                let split: f64 = f.next_hops().iter().map(|h| h.objective_ips).sum();
+                proptest::prop_assert!((split - f.objective_ips()).abs() < 1e-6);
+            }
+        }
     }
 
     #[test]

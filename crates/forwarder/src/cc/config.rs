@@ -358,7 +358,10 @@ mod tests {
         assert_eq!(core.augmentation, Augmentation::SpareShare);
         assert_eq!(core.supervision_period, Duration::from_millis(50));
         assert_eq!(
-            CcConfig::default().ccc.core(Duration::from_millis(100)).augmentation,
+            CcConfig::default()
+                .ccc
+                .core(Duration::from_millis(100))
+                .augmentation,
             Augmentation::MaxMinShare
         );
         assert!(toml::from_str::<CcConfig>("scheme = \"reno\"\n").is_err());

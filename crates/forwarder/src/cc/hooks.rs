@@ -414,7 +414,11 @@ impl CcHooks for SchemeHooks {
             s.target_rate_bps = Some(c.class_capacity_bps(cc_core::qsccp::ServiceClass::Be) as u64);
             s.flows = c.flow_count() as u64;
         }
-        if let Some(used) = self.ccc.used_bps(face).filter(|_| self.ccc.is_supervised(face)) {
+        if let Some(used) = self
+            .ccc
+            .used_bps(face)
+            .filter(|_| self.ccc.is_supervised(face))
+        {
             s.target_rate_bps = Some(used);
             s.flows = self.ccc.flow_count(face) as u64;
         }

@@ -3,12 +3,12 @@
 
 use cc_core::{AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, Duration, LawKind, Timestamp};
 use icn_consumer::{Scheme, SchemeOptions};
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
 use icn_forwarder::cc::{CcConfig, CcScheme};
 use icn_forwarder::engine::{DropReason, EngineConfig, QueueLimits};
 use icn_forwarder::testing::flows::{jain, quantile, LawFlow};
 use icn_forwarder::testing::{AppId, LinkParams, Network, NodeId};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
 
 pub const MBPS: u64 = 1_000_000;
 
@@ -160,8 +160,9 @@ pub fn scheme_flow(
     seed: u64,
 ) -> LawFlow<Scheme> {
     let mut rng = SmallRng::seed_from_u64(seed);
-    LawFlow::new(app, prefix, Scheme::new(opts), start, stop)
-        .with_tagger(Box::new(move |law: &mut Scheme, seg| law.tag(seg, &mut rng)))
+    LawFlow::new(app, prefix, Scheme::new(opts), start, stop).with_tagger(Box::new(
+        move |law: &mut Scheme, seg| law.tag(seg, &mut rng),
+    ))
 }
 
 /// icncat's options for `kind` with Data of `data_bytes`.
