@@ -39,11 +39,6 @@ impl Bins {
         }
         Ok(b)
     }
-
-    /// Whether the binaries are optimised (decides the CI rates).
-    pub fn is_release(&self) -> bool {
-        self.origin != "debug"
-    }
 }
 
 /// `<target>/<profile>` of the running test binary (`.../deps/<test>-<hash>`);

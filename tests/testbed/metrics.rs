@@ -167,7 +167,7 @@ mod tests {
         let b: Vec<(f64, f64)> = a.iter().map(|(t, _)| (*t, 10.0)).collect();
         let st = settling_time(&[a.clone(), b.clone()], 2.0, 10.0, 0.1).unwrap();
         assert!((st - 2.0).abs() < 1e-9, "{st}");
-        assert!((overshoot(&[a.clone()], 2.0, 10.0) - 0.5).abs() < 1e-9);
+        assert!((overshoot(std::slice::from_ref(&a), 2.0, 10.0) - 0.5).abs() < 1e-9);
         // Never settles when the last window is out of band.
         let mut c = b.clone();
         c.last_mut().unwrap().1 = 20.0;

@@ -38,6 +38,9 @@ pub struct FlowResult {
     /// 95th percentile of the RTT samples of the flow's second half, ms.
     pub rtt_p95_ms: Option<f64>,
     pub error: Option<String>,
+    /// icncat's `--stats-json`, written when the flow completed before its
+    /// stop time (a stopped icncat writes none).
+    pub icncat_stats: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -62,7 +65,7 @@ pub struct RunResult {
     pub links: Vec<LinkResult>,
     /// Congestion drops (queue full, AQM) summed over every node and face.
     pub drops: u64,
-    /// Every drop reason with a non-zero count, summed over nodes.
+    /// `node:reason` -> drops during the run (non-zero only).
     pub drops_by_reason: BTreeMap<String, u64>,
     /// Jain's index over the flows active during the whole last half.
     pub jain: f64,
@@ -70,7 +73,8 @@ pub struct RunResult {
     /// stays within ±SETTLING_BAND of its own final rate; `None` = never
     /// (or no arrival).
     pub settling_s: Option<f64>,
-    /// Largest excursion of a joining flow above its final rate (relative).
+    /// Largest excursion of a joining flow's windowed rate above its own
+    /// final rate (relative).
     pub overshoot: Option<f64>,
     pub has_arrival: bool,
     pub emulation: bool,
@@ -111,12 +115,14 @@ fn series(
         .collect()
 }
 
+/// Drop counters as `node:reason` -> count, summed over the node's faces.
+/// (A face that closed during the run takes its counters with it.)
 fn drops_of(snaps: &BTreeMap<String, FaceSnapshot>) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
-    for s in snaps.values() {
+    for (node, s) in snaps {
         for st in &s.states {
             for (r, c) in &st.drops {
-                *m.entry(r.clone()).or_insert(0) += c;
+                *m.entry(format!("{node}:{r}")).or_insert(0) += c;
             }
         }
     }
@@ -169,6 +175,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             rtt_min_ms: rtts.iter().copied().reduce(f64::min),
             rtt_p95_ms: percentile(&rtts[rtts.len() / 2..], 0.95),
             error: d.flow_errors.get(&f.name).cloned(),
+            icncat_stats: d.flow_stats.get(&f.name).cloned(),
         });
     }
 
@@ -229,7 +236,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
         .collect();
     let drops = drops_by_reason
         .iter()
-        .filter(|(r, _)| is_congestion_drop(r))
+        .filter(|(r, _)| is_congestion_drop(r.rsplit(':').next().unwrap_or(r)))
         .map(|(_, c)| c)
         .sum();
 
@@ -253,17 +260,16 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             .filter(|f| f.start_s <= tj + 0.5 && f.stop_s >= t_end - 0.5)
             .collect();
         let tail = t_end - (t_end - tj) / 4.0;
-        // Each flow's target: the equal share of the bottleneck when the
-        // scenario says `settle_to = "fair_share"`, else its own mean over
-        // the last quarter (the allocation the scheme converged to).
-        let fair = links.first().map_or(0.0, |l| l.capacity_bps as f64)
-            / active.len().max(1) as f64;
+        // Each flow's own final rate: its mean over the last quarter (the
+        // allocation the scheme converged to). Overshoot is the peak above
+        // it (the control-theory reading); settling is towards it, or
+        // towards the equal share of the bottleneck when the scenario says
+        // `settle_to = "fair_share"`.
+        let fair =
+            links.first().map_or(0.0, |l| l.capacity_bps as f64) / active.len().max(1) as f64;
         let finals: Vec<f64> = active
             .iter()
             .map(|f| {
-                if sc.settle_to_fair_share {
-                    return fair;
-                }
                 let w: Vec<f64> = f
                     .rates
                     .iter()
@@ -273,35 +279,40 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
                 w.iter().sum::<f64>() / w.len().max(1) as f64
             })
             .collect();
-        if !active.is_empty() && finals.iter().all(|x| *x > 0.0) {
-            // Normalised by the final rate, so one band fits every flow;
-            // aligned on the windows after the join.
+        let targets: Vec<f64> = if sc.settle_to_fair_share {
+            vec![fair; active.len()]
+        } else {
+            finals.clone()
+        };
+        // Rates after the join divided by `by`, aligned on the same windows.
+        let normalised = |by: &[f64]| -> Vec<Vec<(f64, f64)>> {
             let norm: Vec<Vec<(f64, f64)>> = active
                 .iter()
-                .zip(&finals)
-                .map(|(f, fin)| {
+                .zip(by)
+                .map(|(f, x)| {
                     f.rates
                         .iter()
                         .filter(|(t, _)| *t > tj)
-                        .map(|(t, r)| (*t, r / fin))
+                        .map(|(t, r)| (*t, r / x))
                         .collect()
                 })
                 .collect();
             let n = norm.iter().map(Vec::len).min().unwrap_or(0);
-            let aligned: Vec<Vec<(f64, f64)>> = norm
-                .into_iter()
+            norm.into_iter()
                 .map(|mut v| {
                     let k = v.len() - n;
                     v.drain(..k);
                     v
                 })
-                .collect();
-            settling_s = settling_time(&aligned, tj, 1.0, SETTLING_BAND);
+                .collect()
+        };
+        if !active.is_empty() && finals.iter().chain(&targets).all(|x| *x > 0.0) {
+            settling_s = settling_time(&normalised(&targets), tj, 1.0, SETTLING_BAND);
             let joiners: Vec<Vec<(f64, f64)>> = active
                 .iter()
-                .zip(&aligned)
+                .zip(normalised(&finals))
                 .filter(|(f, _)| f.start_s > 1.0)
-                .map(|(_, v)| v.clone())
+                .map(|(_, v)| v)
                 .collect();
             over = Some(overshoot(&joiners, tj, 1.0));
         }

@@ -187,8 +187,9 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
         let mut next = Instant::now();
         while !stop2.load(Ordering::Relaxed) {
             for (n, c) in &mut sampler_conns {
-                if let Ok(s) = c.faces() {
-                    out.push((t0.elapsed().as_secs_f64(), n.clone(), s));
+                match c.faces() {
+                    Ok(s) => out.push((t0.elapsed().as_secs_f64(), n.clone(), s)),
+                    Err(e) => eprintln!("testbed: sampling {n} failed: {e}"),
                 }
             }
             next += SAMPLE_PERIOD;
@@ -235,6 +236,8 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
                 .arg(dir.join(format!("{}.stats.json", f.name)))
                 .arg("--log-rtt")
                 .arg(dir.join(format!("{}.rtt.tsv", f.name)))
+                .arg("--log-cwnd")
+                .arg(dir.join(format!("{}.cwnd.tsv", f.name)))
                 .args(consumer_args(sc, scheme, f));
             let log = dir.join(format!("{}.icncat.log", f.name));
             let started = t0.elapsed().as_secs_f64();
@@ -263,7 +266,10 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
                 let g = &running[&i];
                 flow_errors.insert(
                     f.name.clone(),
-                    format!("icncat never connected to its forwarder:\n{}", g.log_tail(5)),
+                    format!(
+                        "icncat never connected to its forwarder:\n{}",
+                        g.log_tail(5)
+                    ),
                 );
             }
         } else if let Some(mut g) = running.remove(&i) {

@@ -302,7 +302,11 @@ impl Scenario {
         let settle_to_fair_share = match v.get("settle_to").and_then(Value::as_str) {
             None | Some("final") => false,
             Some("fair_share") => true,
-            Some(o) => return Err(format!("settle_to {o:?}: expected \"final\" or \"fair_share\"")),
+            Some(o) => {
+                return Err(format!(
+                    "settle_to {o:?}: expected \"final\" or \"fair_share\""
+                ))
+            }
         };
         let sc = Scenario {
             settle_to_fair_share,

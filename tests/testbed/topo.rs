@@ -186,7 +186,10 @@ impl Drop for Testbed {
         // Netns drop kills anything left inside and deletes the namespace.
         if std::env::var_os("ICN_TESTBED_KEEP").is_some_and(|v| v != "0") {
             self.dir.disable_cleanup(true);
-            eprintln!("testbed: kept configs and logs in {}", self.dir.path().display());
+            eprintln!(
+                "testbed: kept configs and logs in {}",
+                self.dir.path().display()
+            );
         }
     }
 }
