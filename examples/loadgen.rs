@@ -59,7 +59,11 @@ fn parse_args() -> Args {
 }
 
 /// Receives up to `BATCH` datagrams with one `recvmmsg` call.
-fn recv_batch(sock: &UdpSocket, bufs: &mut [[u8; MAX_DGRAM]], out: &mut Vec<(usize, SocketAddr)>) -> io::Result<()> {
+fn recv_batch(
+    sock: &UdpSocket,
+    bufs: &mut [[u8; MAX_DGRAM]],
+    out: &mut Vec<(usize, SocketAddr)>,
+) -> io::Result<()> {
     out.clear();
     let n = bufs.len().min(BATCH);
     let mut iov: Vec<libc::iovec> = bufs[..n]
@@ -70,7 +74,8 @@ fn recv_batch(sock: &UdpSocket, bufs: &mut [[u8; MAX_DGRAM]], out: &mut Vec<(usi
         })
         .collect();
     // SAFETY: zeroed sockaddr_storage is a valid "no address" value.
-    let mut addrs: Vec<libc::sockaddr_storage> = (0..n).map(|_| unsafe { std::mem::zeroed() }).collect();
+    let mut addrs: Vec<libc::sockaddr_storage> =
+        (0..n).map(|_| unsafe { std::mem::zeroed() }).collect();
     // SAFETY: zeroed mmsghdr is valid; every pointer is set below.
     let mut msgs: Vec<libc::mmsghdr> = (0..n).map(|_| unsafe { std::mem::zeroed() }).collect();
     for i in 0..n {
@@ -131,11 +136,14 @@ fn send_batch(sock: &UdpSocket, pkts: &[Bytes], to: SocketAddr) -> io::Result<()
             })
             .collect();
         // SAFETY: zeroed mmsghdr is valid; pointers set below.
-        let mut msgs: Vec<libc::mmsghdr> = (0..chunk.len()).map(|_| unsafe { std::mem::zeroed() }).collect();
+        let mut msgs: Vec<libc::mmsghdr> = (0..chunk.len())
+            .map(|_| unsafe { std::mem::zeroed() })
+            .collect();
         for (i, m) in msgs.iter_mut().enumerate() {
             m.msg_hdr.msg_iov = &mut iov[i];
             m.msg_hdr.msg_iovlen = 1;
-            m.msg_hdr.msg_name = (&sin as *const libc::sockaddr_in as *mut libc::sockaddr_in).cast();
+            m.msg_hdr.msg_name =
+                (&sin as *const libc::sockaddr_in as *mut libc::sockaddr_in).cast();
             m.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
         }
         let mut sent = 0usize;
@@ -329,7 +337,12 @@ cost = 0
         .arg(&cfg_path)
         .stdin(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| panic!("start {}: {e} (build it: cargo build --release --bin icnfwd)", bin.display()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "start {}: {e} (build it: cargo build --release --bin icnfwd)",
+                bin.display()
+            )
+        });
     let pid = child.id();
     let _daemon = Daemon(child);
     let sock_path = dir.path().join("nfd.sock");
@@ -355,7 +368,10 @@ cost = 0
         "exchanges: {} answered, {} lost, in {:.2} s",
         r.received, r.lost, secs
     );
-    println!("throughput: {:.0} Interest/Data exchanges per second", r.received as f64 / secs);
+    println!(
+        "throughput: {:.0} Interest/Data exchanges per second",
+        r.received as f64 / secs
+    );
     println!(
         "icnfwd CPU: {:.2} s ({:.0}% of one core), {:.2} us per exchange",
         cpu1 - cpu0,
