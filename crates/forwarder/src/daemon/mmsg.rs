@@ -45,15 +45,27 @@ impl SendAddr for socket2::SockAddr {
     }
 }
 
-/// One datagram as `recvmmsg` left it, offered to the caller's filter.
+/// One message as `recvmmsg` left it, offered to the caller's filter.
 pub(super) struct Received<'a, A> {
     /// Source address, `namelen` bytes of it written by the kernel.
     pub addr: &'a A,
     pub namelen: libc::socklen_t,
-    /// The datagram did not fit its slot.
+    /// The message did not fit its slot.
     pub truncated: bool,
     pub payload: &'a [u8],
+    /// On a UDP socket with `UDP_GRO`: the message is several datagrams of
+    /// this size back to back (the last may be shorter).
+    pub segment: Option<usize>,
 }
+
+/// `UDP_GRO` from linux/udp.h (not in every libc build).
+pub(super) const UDP_GRO: libc::c_int = 104;
+
+/// Control-message space per slot (room for one `UDP_GRO` int), aligned for
+/// `cmsghdr`.
+#[derive(Clone, Copy)]
+#[repr(C, align(8))]
+struct CmsgBuf([u8; 32]);
 
 /// Receive buffers for one `recvmmsg` call: [`BATCH`] slots of `slot` bytes.
 pub(super) struct RecvBatch<A: RecvAddr> {
@@ -62,6 +74,7 @@ pub(super) struct RecvBatch<A: RecvAddr> {
     addrs: Vec<A>,
     iovs: Vec<libc::iovec>,
     hdrs: Vec<libc::mmsghdr>,
+    ctrl: Vec<CmsgBuf>,
 }
 
 // SAFETY: the raw pointers in `iovs`/`hdrs` only ever point into this
@@ -82,13 +95,15 @@ impl<A: RecvAddr> RecvBatch<A> {
             addrs: vec![a; BATCH],
             iovs: Vec::with_capacity(BATCH),
             hdrs: vec![h; BATCH],
+            ctrl: vec![CmsgBuf([0; 32]); BATCH],
         }
     }
 
-    /// One non-blocking `recvmmsg` on `fd`. `keep` sees every datagram and
+    /// One non-blocking `recvmmsg` on `fd`. `keep` sees every message and
     /// returns its metadata and how many leading payload bytes to keep, or
-    /// `None` to drop it.
-    pub fn recv<T>(
+    /// `None` to drop it. A GRO message (`segment` set) comes back as one
+    /// datagram per segment, each with a copy of the metadata.
+    pub fn recv<T: Clone>(
         &mut self,
         fd: RawFd,
         mut keep: impl FnMut(Received<'_, A>) -> Option<(T, usize)>,
@@ -107,8 +122,8 @@ impl<A: RecvAddr> RecvBatch<A> {
             h.msg_hdr.msg_namelen = std::mem::size_of::<A>() as libc::socklen_t;
             h.msg_hdr.msg_iov = &mut self.iovs[i];
             h.msg_hdr.msg_iovlen = 1;
-            h.msg_hdr.msg_control = std::ptr::null_mut();
-            h.msg_hdr.msg_controllen = 0;
+            h.msg_hdr.msg_control = self.ctrl[i].0.as_mut_ptr().cast();
+            h.msg_hdr.msg_controllen = std::mem::size_of::<CmsgBuf>() as _;
             h.msg_hdr.msg_flags = 0;
             h.msg_len = 0;
         }
@@ -134,11 +149,13 @@ impl<A: RecvAddr> RecvBatch<A> {
             let h = &self.hdrs[i];
             let len = (h.msg_len as usize).min(slot);
             let payload = &self.bufs[i * slot..i * slot + len];
+            let segment = gro_segment(&h.msg_hdr);
             let got = Received {
                 addr: &self.addrs[i],
                 namelen: h.msg_hdr.msg_namelen,
                 truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
                 payload,
+                segment,
             };
             let Some((meta, keep_len)) = keep(got) else {
                 continue;
@@ -146,7 +163,17 @@ impl<A: RecvAddr> RecvBatch<A> {
             let keep_len = keep_len.min(len);
             let start = out.len();
             out.extend_from_slice(&payload[..keep_len]);
-            spans.push((meta, start, keep_len));
+            match segment {
+                Some(seg) if seg > 0 && keep_len > seg => {
+                    let mut off = 0;
+                    while off < keep_len {
+                        let l = seg.min(keep_len - off);
+                        spans.push((meta.clone(), start + off, l));
+                        off += l;
+                    }
+                }
+                _ => spans.push((meta, start, keep_len)),
+            }
         }
         let frozen = out.freeze();
         Ok(spans
@@ -154,6 +181,26 @@ impl<A: RecvAddr> RecvBatch<A> {
             .map(|(meta, s, l)| (meta, frozen.slice(s..s + l)))
             .collect())
     }
+}
+
+/// The segment size of a `UDP_GRO` control message in `hdr`, if any.
+fn gro_segment(hdr: &libc::msghdr) -> Option<usize> {
+    if hdr.msg_controllen == 0 || hdr.msg_control.is_null() {
+        return None;
+    }
+    // SAFETY: the kernel wrote `msg_controllen` bytes of well-formed control
+    // messages into our buffer; CMSG_* walk them within that length.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(hdr);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == UDP_GRO {
+                let v = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>());
+                return usize::try_from(v).ok();
+            }
+            c = libc::CMSG_NXTHDR(hdr, c);
+        }
+    }
+    None
 }
 
 /// One non-blocking `sendmmsg` on `fd` for up to [`BATCH`] of `items`, each

@@ -27,13 +27,9 @@ impl Shell {
         multicast_face: Option<FaceId>,
     ) -> usize {
         let index = self.udp.len();
-        let (otx, orx) = mpsc::channel(OUT_QUEUE);
-        tokio::spawn(udp::send_loop(sock.clone(), orx));
-        tokio::spawn(udp::recv_loop(sock, index, self.tx.clone()));
         self.udp.push(UdpChannel {
             local,
-            out: otx,
-            pending: Vec::new(),
+            port: udp::UdpPort::new(sock),
             multicast_face,
         });
         index

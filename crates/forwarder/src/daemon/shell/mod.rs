@@ -34,7 +34,7 @@ use crate::node::{Node, NodeEvent};
 
 /// Batches waiting for the engine task.
 const INBOUND_QUEUE: usize = 1024;
-/// Batches waiting for one UDP or Ethernet sender.
+/// Batches waiting for one Ethernet sender.
 const OUT_QUEUE: usize = 256;
 /// On-demand faces allowed at once; new peers beyond it are dropped.
 const MAX_FACES: usize = 10_000;
@@ -46,8 +46,7 @@ const STARTUP_CONNECT_WAIT: Duration = Duration::from_millis(1000);
 
 struct UdpChannel {
     local: SocketAddr,
-    out: mpsc::Sender<Vec<(SocketAddr, Bytes)>>,
-    pending: Vec<(SocketAddr, Bytes)>,
+    port: udp::UdpPort,
     /// A multicast channel maps every sender to one multi-access face.
     multicast_face: Option<FaceId>,
 }
@@ -98,6 +97,9 @@ struct Shell {
     config_path: Option<PathBuf>,
     log_reload: Option<LogReload>,
     dropped_out: u64,
+    /// Datagrams read in this turn, before the engine sees them (kept to
+    /// reuse its allocation).
+    udp_rx: Vec<(SocketAddr, Bytes)>,
 }
 
 pub(super) async fn run(
@@ -135,6 +137,7 @@ pub(super) async fn run(
         config_path,
         log_reload,
         dropped_out: 0,
+        udp_rx: Vec::with_capacity(udp::BATCH),
     };
 
     if cfg.udp.enabled {
@@ -187,15 +190,23 @@ pub(super) async fn run(
     let mut sighup = signal(SignalKind::hangup())?;
     let sweep_every = Duration::from_secs((cfg.udp.idle_timeout_s / 4).clamp(1, 60));
     let mut sweep = tokio::time::interval(sweep_every);
+    // One timer, re-armed only when the engine's deadline moves.
+    let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
+    let mut armed: Option<Instant> = None;
+    let udp_socks = shell.udp_sockets();
+    let mut backlog = vec![false; udp_socks.len()];
     tracing::info!("icnfwd running");
     loop {
         let deadline = shell.node.poll_timeout().map(|t| shell.instant_of(t));
-        let timer = async {
-            match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
-                None => std::future::pending().await,
+        if deadline != armed {
+            if let Some(d) = deadline {
+                timer.as_mut().reset(d);
             }
-        };
+            armed = deadline;
+        }
+        for (b, c) in backlog.iter_mut().zip(&shell.udp) {
+            *b = c.port.backlogged();
+        }
         tokio::select! {
             biased;
             _ = sigterm.recv() => { tracing::info!("SIGTERM: shutting down"); break; }
@@ -204,6 +215,13 @@ pub(super) async fn run(
                 let _ = notify::reloading();
                 shell.reload();
                 let _ = notify::notify("READY=1");
+            }
+            _ = sweep.tick() => shell.sweep_idle(),
+            _ = &mut timer, if armed.is_some() => {
+                // Fired: the next deadline must re-arm it, even if unchanged.
+                armed = None;
+                let now = shell.now();
+                shell.node.handle_timeout(now);
             }
             batch = rx.recv() => {
                 let Some(batch) = batch else { break };
@@ -216,9 +234,11 @@ pub(super) async fn run(
                     }
                 }
             }
-            _ = timer => { let now = shell.now(); shell.node.handle_timeout(now); }
-            _ = sweep.tick() => shell.sweep_idle(),
+            _ = udp_ready(&udp_socks, &backlog) => {}
         }
+        // Whatever woke the task, read the UDP sockets that are ready (a
+        // readiness check, not a system call, for those that are not).
+        shell.pump_udp();
         shell.flush();
     }
     let _ = notify::notify("STOPPING=1");
@@ -254,10 +274,6 @@ impl Shell {
         let now = self.now();
         for m in batch {
             match m {
-                Inbound::Udp { sock, from, pkt } => {
-                    let face = self.udp_face(now, sock, from);
-                    self.deliver(now, face, pkt);
-                }
                 Inbound::Eth {
                     chan,
                     from,
@@ -297,7 +313,11 @@ impl Shell {
             return;
         };
         match &e.tx {
-            FaceTx::Udp { sock, peer } => self.udp[*sock].pending.push((*peer, bytes)),
+            FaceTx::Udp { sock, peer } => {
+                if !self.udp[*sock].port.push(*peer, bytes) {
+                    self.dropped_out += 1;
+                }
+            }
             FaceTx::Eth { chan, peer } => self.eth[*chan].pending.push((*peer, bytes)),
             FaceTx::Stream(Some(tx)) => {
                 if tx.try_send(bytes).is_err() {
@@ -327,13 +347,7 @@ impl Shell {
             }
         }
         for c in &mut self.udp {
-            if !c.pending.is_empty() {
-                let batch = std::mem::take(&mut c.pending);
-                let n = batch.len() as u64;
-                if c.out.try_send(batch).is_err() {
-                    self.dropped_out += n;
-                }
-            }
+            c.port.flush();
         }
         for c in &mut self.eth {
             if !c.pending.is_empty() {
@@ -346,16 +360,50 @@ impl Shell {
         }
     }
 
+    /// Reads every ready UDP socket (a bounded amount each) and hands the
+    /// datagrams to the engine.
+    fn pump_udp(&mut self) {
+        let mut got = std::mem::take(&mut self.udp_rx);
+        for sock in 0..self.udp.len() {
+            self.udp[sock].port.recv(|from, pkt| got.push((from, pkt)));
+            if got.is_empty() {
+                continue;
+            }
+            let now = self.now();
+            for (from, pkt) in got.drain(..) {
+                let face = self.udp_face(now, sock, from);
+                self.deliver(now, face, pkt);
+            }
+        }
+        self.udp_rx = got;
+    }
+
+    fn udp_sockets(&self) -> Vec<Arc<tokio::net::UdpSocket>> {
+        self.udp.iter().map(|c| c.port.socket().clone()).collect()
+    }
+
     /// Start-up: serves the inbound channel (datagrams from peers, connect
     /// results) until every permanent TCP face has connected or failed, at
     /// most [`STARTUP_CONNECT_WAIT`], so that the first client's Interests
     /// find those faces open rather than dropped.
     async fn await_permanent_connects(&mut self, rx: &mut mpsc::Receiver<Vec<Inbound>>) {
         let deadline = Instant::now() + STARTUP_CONNECT_WAIT;
+        let socks = self.udp_sockets();
+        let backlog = vec![false; socks.len()];
         while !self.connecting.is_empty() {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
+            let woke = tokio::time::timeout_at(deadline, async {
+                tokio::select! {
+                    batch = rx.recv() => batch.map(Some),
+                    _ = udp_ready(&socks, &backlog) => Some(None),
+                }
+            })
+            .await;
+            match woke {
                 Ok(Some(batch)) => {
-                    self.handle_batch(batch);
+                    if let Some(batch) = batch {
+                        self.handle_batch(batch);
+                    }
+                    self.pump_udp();
                     self.flush();
                 }
                 Ok(None) | Err(_) => break,
@@ -376,4 +424,22 @@ impl Shell {
             NodeEvent::DestroyFace { face } => self.drop_face_transport(face),
         }
     }
+}
+
+/// Ready when any UDP socket is readable, or writable where `backlog` says
+/// it has datagrams waiting.
+async fn udp_ready(socks: &[Arc<tokio::net::UdpSocket>], backlog: &[bool]) {
+    std::future::poll_fn(|cx| {
+        let mut ready = false;
+        for (s, b) in socks.iter().zip(backlog) {
+            // Poll all of them, so that each one's waker is registered.
+            ready |= udp::poll_socket_ready(s, *b, cx).is_ready();
+        }
+        if ready {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await
 }
