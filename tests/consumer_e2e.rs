@@ -347,12 +347,13 @@ fn mircc_converges_to_the_link_without_rate() {
     rate_scheme_converges_without_rate("mircc");
 }
 
-/// Ignored: icnfwd's CCC (work in progress by another helper) returns a
-/// pace constraint of 10^9 Interests/s towards the consumer instead of one
-/// bounded by the 20 Mbit/s link, so the consumer (which reads it, see
-/// `icncat -v`) floods the link.
+/// Ignored: through icnfwd's CCC wiring the fetch completes at about
+/// 11 Mbit/s of a 20 Mbit/s link (measured), but the consumer's pace in the
+/// second half does not follow the constraint the network returns (the
+/// median-rate check fails), so the CCC loop through real processes is not
+/// closed yet.
 #[test]
-#[ignore = "needs icnfwd cc wiring"]
+#[ignore = "CCC through real processes: goodput ~11 of 20 Mbit/s, consumer pace does not track the returned constraint"]
 fn ccc_converges_to_the_link_without_objective() {
     rate_scheme_converges_without_rate("ccc");
 }
