@@ -281,15 +281,7 @@ impl ContentStore {
 mod tests {
     use super::*;
 
-    fn n(parts: &[&str]) -> Bytes {
-        let mut v = Vec::new();
-        for p in parts {
-            v.push(8);
-            v.push(p.len() as u8);
-            v.extend_from_slice(p.as_bytes());
-        }
-        Bytes::from(v)
-    }
+    use super::super::name_table::test_name_value as n;
 
     fn q(name: &[u8], cbp: bool, mbf: bool) -> CsQuery<'_> {
         CsQuery {

@@ -133,15 +133,7 @@ impl Fib {
 mod tests {
     use super::*;
 
-    fn n(parts: &[&str]) -> Bytes {
-        let mut v = Vec::new();
-        for p in parts {
-            v.push(8);
-            v.push(p.len() as u8);
-            v.extend_from_slice(p.as_bytes());
-        }
-        Bytes::from(v)
-    }
+    use super::super::name_table::test_name_value as n;
 
     #[test]
     fn nexthops_sorted_by_cost_and_cost_updates_in_place() {

@@ -197,6 +197,18 @@ impl<T> PrefixTable<T> {
     }
 }
 
+/// The TLV-VALUE of a Name of generic components, for the table tests.
+#[cfg(test)]
+pub(crate) fn test_name_value(parts: &[&str]) -> Bytes {
+    let mut v = Vec::new();
+    for p in parts {
+        v.push(8);
+        v.push(p.len() as u8);
+        v.extend_from_slice(p.as_bytes());
+    }
+    Bytes::from(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
