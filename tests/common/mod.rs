@@ -2,15 +2,17 @@
 //! finding the workspace binaries, killing children on drop, and starting
 //! icnfwd / icnput with bounded waits for the events that say they are ready
 //! (icnfwd's `READY=1` on `$NOTIFY_SOCKET`, icnput's "Published" line).
-#![allow(dead_code)] // each test crate uses its own subset
+#![allow(dead_code, unused_imports)] // each test crate uses its own subset
 
-use std::io::BufRead;
-use std::net::UdpSocket;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
+
+// The process guard and free ports are shared with the forwarder's tests
+// (crates/forwarder/tests/interop/harness.rs) through icn-test-support.
+// `Proc(child)` is the guard: the child is killed and reaped on drop.
+pub use icn_test_support::{free_tcp_port, free_udp_port, KillOnDrop as Proc};
 
 /// How long a child may take to say it is ready (a bound on a failure, not
 /// a delay: the waits return as soon as the event arrives).
@@ -59,32 +61,20 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// A child process killed and reaped when the test lets go of it.
-pub struct Proc(pub Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-pub fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts icnfwd with `log_level = "warn"`, a Unix socket `<tag>.sock` in
 /// `dir`, TCP off and `extra` appended to the config; returns once icnfwd
 /// has sent `READY=1` (faces, routes and the socket are up).
 pub fn forwarder(dir: &Path, tag: &str, extra: &str) -> (Proc, PathBuf) {
+    forwarder_sections(dir, tag, &format!("[tcp]\nenabled = false\n{extra}"))
+}
+
+/// [`forwarder`] with every section but `log_level` and `[unix]` from
+/// `sections` (for tests that want TCP on).
+pub fn forwarder_sections(dir: &Path, tag: &str, sections: &str) -> (Proc, PathBuf) {
     let sock = dir.join(format!("{tag}.sock"));
     let cfg = dir.join(format!("{tag}.toml"));
     let text = format!(
-        "log_level = \"warn\"\n[unix]\npath = \"{}\"\n[tcp]\nenabled = false\n{extra}",
+        "log_level = \"warn\"\n[unix]\npath = \"{}\"\n{sections}",
         sock.display()
     );
     std::fs::write(&cfg, text).unwrap();
@@ -113,33 +103,11 @@ pub fn forwarder(dir: &Path, tag: &str, extra: &str) -> (Proc, PathBuf) {
 }
 
 /// Reads `pipe` line by line on a thread until a line contains `needle`
-/// (`""` takes the first line),
-/// for at most [`READY_TIMEOUT`]; returns that line. Later lines are
-/// copied to this process's stderr so the child never blocks on a full pipe.
+/// (`""` takes the first line), for at most [`READY_TIMEOUT`]; returns that
+/// line. Later lines are copied to this process's stderr so the child never
+/// blocks on a full pipe.
 pub fn wait_for_line(pipe: impl std::io::Read + Send + 'static, needle: &str) -> String {
-    let (tx, rx) = mpsc::channel();
-    let want = needle.to_owned();
-    std::thread::spawn(move || {
-        let mut lines = std::io::BufReader::new(pipe).lines();
-        let mut seen = Vec::new();
-        for line in lines.by_ref() {
-            let Ok(line) = line else { break };
-            if line.contains(&want) {
-                let _ = tx.send(Ok(line));
-                for rest in lines.map_while(Result::ok) {
-                    eprintln!("{rest}");
-                }
-                return;
-            }
-            seen.push(line);
-        }
-        let _ = tx.send(Err(seen.join("\n")));
-    });
-    match rx.recv_timeout(READY_TIMEOUT) {
-        Ok(Ok(line)) => line,
-        Ok(Err(seen)) => panic!("pipe closed before {needle:?}; it said:\n{seen}"),
-        Err(_) => panic!("no {needle:?} within {READY_TIMEOUT:?}"),
-    }
+    icn_test_support::wait_for_line(pipe, needle, READY_TIMEOUT)
 }
 
 /// Waits for icnput's "Published ..." line, printed once rib/register got

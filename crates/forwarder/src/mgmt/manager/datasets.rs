@@ -57,16 +57,17 @@ impl Manager {
             })
             .collect();
         ops.send_reply(now, face, segments[0].clone());
-        if segments.len() > 1 {
-            if self.datasets.len() >= DATASET_CACHE {
-                self.datasets.pop_front();
-            }
-            self.datasets.push_back(CachedDataset {
-                prefix,
-                segments,
-                expires: now + DATASET_TTL,
-            });
+        // Cached even when it is one segment: NDNts' list() discovers the
+        // version with CanBePrefix, then fetches from segment 0 again by
+        // exact name (NFD's SegmentPublisher serves every segment).
+        if self.datasets.len() >= DATASET_CACHE {
+            self.datasets.pop_front();
         }
+        self.datasets.push_back(CachedDataset {
+            prefix,
+            segments,
+            expires: now + DATASET_TTL,
+        });
     }
 
     fn build_dataset(

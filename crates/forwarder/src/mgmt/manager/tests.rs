@@ -475,6 +475,39 @@ fn datasets_are_segmented_and_versioned() {
 }
 
 #[test]
+fn single_segment_dataset_is_served_again_by_exact_name() {
+    // NDNts (@ndn/nfdmgmt list) re-requests segment 0 of the discovered
+    // version without CanBePrefix; found by tests/interop/ndnts.
+    let (mut m, mut f) = setup();
+    let mut i = Interest::new("/localhost/nfd/rib/list".parse().unwrap());
+    i.can_be_prefix = true;
+    i.must_be_fresh = true;
+    m.handle_interest(Timestamp::from_millis(7), &mut f, 256, &i);
+    let d0 = Data::decode(f.sent[0].1.clone()).unwrap();
+    assert_eq!(
+        d0.meta.final_block_id.clone().unwrap().as_segment(),
+        Some(0)
+    );
+    m.handle_interest(
+        Timestamp::from_millis(8),
+        &mut f,
+        256,
+        &Interest::new(d0.name.clone()),
+    );
+    assert_eq!(f.sent.len(), 2, "segment 0 asked again by exact name");
+    assert_eq!(Data::decode(f.sent[1].1.clone()).unwrap().name, d0.name);
+    // Past the TTL the version is gone, as in NFD: no reply.
+    m.handle_timeout(Timestamp::from_millis(8) + DATASET_TTL, &mut f);
+    m.handle_interest(
+        Timestamp::from_millis(9) + DATASET_TTL,
+        &mut f,
+        256,
+        &Interest::new(d0.name.clone()),
+    );
+    assert_eq!(f.sent.len(), 2);
+}
+
+#[test]
 fn undecodable_command_gets_no_reply() {
     let (mut m, mut f) = setup();
     let i = Interest::new(
