@@ -4,8 +4,9 @@
 //! * NDNts producers register prefixes with `@ndn/nfdmgmt` (signed
 //!   rib/register) over the Unix socket, UDP (`/localhop/nfd`) and TCP; an
 //!   NDNts consumer on each transport gets their Data, a Nack(NoRoute) and a
-//!   timeout, with icnfwd echoing NDNts' PIT tokens; `@ndn/nfdmgmt list()`
-//!   reads the status datasets and sees each route on the face it came from.
+//!   timeout, with icnfwd echoing NDNts' PIT tokens; a closing producer's
+//!   rib/unregister unroutes its prefix; `@ndn/nfdmgmt list()` reads the
+//!   status datasets (and faces/query) and sees each route on its face.
 //! * `@ndn/segmented-object` fetch (RDR and CanBePrefix discovery) of what
 //!   icnput publishes; icncat (RDR and CanBePrefix discovery) of what
 //!   `serveVersioned` + `@ndn/rdr` publish; NDNts to NDNts through icnfwd.
@@ -223,6 +224,23 @@ fn ndnts_producers_register_over_unix_udp_and_tcp() {
         producer(&udp_t, "/nd/udp", "over-udp", None),
         producer(&tcp_t, "/nd/tcp", "over-tcp", None),
     ];
+    // A producer that closes: NDNts sends rib/unregister, icnfwd says 200
+    // and the prefix is unrouted again (NoRoute below, no ROUTE in rib/list).
+    let lines = run_node(
+        &js,
+        "produce.mjs",
+        &[
+            "--transport",
+            &tcp_t,
+            "--prefix",
+            "/nd/gone",
+            "--content",
+            "x",
+            "--withdraw-after-ms",
+            "0",
+        ],
+    );
+    assert_eq!(lines, ["READY tcp /nd/gone", "WITHDRAWN /nd/gone"]);
     for t in transports {
         let lines = run_node(
             &js,
@@ -237,6 +255,7 @@ fn ndnts_producers_register_over_unix_udp_and_tcp() {
                 "/nd/tcp/c",
                 "/no/route/x",
                 "/nd/silent/z",
+                "/nd/gone/1",
             ],
         );
         assert_eq!(
@@ -247,8 +266,9 @@ fn ndnts_producers_register_over_unix_udp_and_tcp() {
                 "DATA /nd/tcp/c over-tcp",
                 "NACK /no/route/x 150",
                 "TIMEOUT /nd/silent/z",
-                // Three Data and the Nack, each with NDNts' PIT token back.
-                "END rxerrors=0 notoken=0/4",
+                "NACK /nd/gone/1 150",
+                // Three Data and two Nacks, each with NDNts' PIT token back.
+                "END rxerrors=0 notoken=0/5",
             ],
             "consumer over {t}"
         );
@@ -258,8 +278,13 @@ fn ndnts_producers_register_over_unix_udp_and_tcp() {
     }
 
     // @ndn/nfdmgmt's dataset client (over UDP): each route sits on the face
-    // its rib/register came in on (FaceId 0 = the requesting face).
-    let lines = run_node(&js, "status.mjs", &["--transport", &udp_t]);
+    // its rib/register came in on (FaceId 0 = the requesting face); the
+    // faces/query for scheme tcp4 lists exactly the tcp4 faces.
+    let lines = run_node(
+        &js,
+        "status.mjs",
+        &["--transport", &udp_t, "--query-scheme", "tcp4"],
+    );
     assert!(lines[0].starts_with("GENERAL icnfwd"), "{lines:?}");
     let faces: Vec<Vec<&str>> = lines
         .iter()
@@ -293,6 +318,23 @@ fn ndnts_producers_register_over_unix_udp_and_tcp() {
         lines.contains(&"STRATEGY / /localhost/nfd/strategy/best-route/v=5".to_owned()),
         "{lines:?}"
     );
+    assert!(
+        !lines.iter().any(|l| l.starts_with("ROUTE /nd/gone")),
+        "{lines:?}"
+    );
+    let tcp_faces: Vec<String> = faces
+        .iter()
+        .filter(|f| f[2].starts_with("tcp4://"))
+        .map(|f| format!("QUERY {} {}", f[1], f[2]))
+        .collect();
+    let queried: Vec<String> = lines
+        .iter()
+        .filter(|l| l.starts_with("QUERY "))
+        .cloned()
+        .collect();
+    // The TCP producer's face at least (the closed one may linger).
+    assert!(!tcp_faces.is_empty(), "{lines:?}");
+    assert_eq!(queried, tcp_faces);
 }
 
 #[test]

@@ -100,28 +100,32 @@ export function uplinkSummary() {
 
 /**
  * Turns on NDNts' NFD prefix registration (rib/register signed Interests
- * from @ndn/nfdmgmt) on `face` and returns a function that resolves once
- * icnfwd answered every `want` prefix with 200, or rejects with the
- * ControlResponse status of the first failure. Retries are off so that a
- * refusal shows up as a failure instead of a silent retry loop.
+ * from @ndn/nfdmgmt) on `face`. Returns `registered()`, which resolves once
+ * icnfwd answered every `want` prefix with 200 or rejects with the
+ * ControlResponse status of the first failure, and `withdrawn()`, the same
+ * for the rib/unregister NDNts sends when a producer closes. Retries are
+ * off so that a refusal shows up as a failure, not a silent retry loop.
  */
 export function prefixReg(face, want) {
   const reg = enableNfdPrefixReg(face, { retry: { retries: 0 } });
-  const pending = new Map(want.map((n) => [Name.from(n).toString(), Promise.withResolvers()]));
-  const orig = reg.doAdvertise.bind(reg);
-  // doAdvertise is NfdPrefixReg's hook per announced prefix: it throws
+  // doAdvertise/doWithdraw are NfdPrefixReg's hooks per prefix: they throw
   // "<code> <text>" unless icnfwd's ControlResponse is 200.
-  reg.doAdvertise = async (name, state) => {
-    const p = pending.get(name.toString());
-    try {
-      await orig(name, state);
-      p?.resolve();
-    } catch (err) {
-      p?.reject(new Error(`rib/register ${name}: ${err.message}`));
-      throw err;
-    }
+  const watch = (hook, verb) => {
+    const pending = new Map(want.map((n) => [Name.from(n).toString(), Promise.withResolvers()]));
+    const orig = reg[hook].bind(reg);
+    reg[hook] = async (name, state) => {
+      const p = pending.get(name.toString());
+      try {
+        await orig(name, state);
+        p?.resolve();
+      } catch (err) {
+        p?.reject(new Error(`${verb} ${uri(name)}: ${err.message}`));
+        throw err;
+      }
+    };
+    return () => Promise.all([...pending.values()].map((p) => p.promise));
   };
-  return () => Promise.all([...pending.values()].map((p) => p.promise));
+  return { registered: watch("doAdvertise", "rib/register"), withdrawn: watch("doWithdraw", "rib/unregister") };
 }
 
 /** Closes the default forwarder so the process can exit. */

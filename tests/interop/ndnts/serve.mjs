@@ -22,14 +22,14 @@ const opts = args({
 }, { required: ["prefix", "file"] });
 const face = await connect(opts.transport, { addRoutes: [] });
 const prefix = new Name(opts.prefix);
-const registered = prefixReg(face, [prefix, prefix.append(MetadataKeyword)]);
+const reg = prefixReg(face, [prefix, prefix.append(MetadataKeyword)]);
 const body = await readFile(opts.file);
 const server = serveVersioned(prefix, new BufferChunkSource(body, { chunkSize: Number(opts["chunk-size"]) }), {
   version: opts.version === undefined ? undefined : Number(opts.version),
 });
 serveMetadata(new Metadata(server.prefix), { prefix });
 try {
-  await registered();
+  await reg.registered();
 } catch (err) {
   fail(`REGISTER-FAILED ${err.message}`);
 }

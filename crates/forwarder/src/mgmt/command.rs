@@ -17,6 +17,7 @@ pub const DATASETS: &[(&str, &str)] = &[
     ("rib", "list"),
     ("strategy-choice", "list"),
     super::face_state::DATASET,
+    super::face_query::DATASET,
 ];
 
 /// How a command Interest was signed. Only digests are checked (see
@@ -81,8 +82,12 @@ pub fn classify(interest: &Interest) -> Result<Request, MgmtError> {
         .ok_or(MgmtError::Missing("verb"))?;
     if DATASETS.iter().any(|(m, d)| *m == module && *d == verb) {
         let mut base_len = 4;
-        if name.get(4).is_some_and(|c| c.typ() == PARAMS_SHA256) {
+        // faces/query carries its FaceQueryFilter in the next component.
+        if (module.as_str(), verb.as_str()) == super::face_query::DATASET {
             base_len = 5;
+        }
+        if name.get(base_len).is_some_and(|c| c.typ() == PARAMS_SHA256) {
+            base_len += 1;
         }
         return Ok(Request::Dataset {
             module,

@@ -12,9 +12,11 @@
 //! - [`rib`]: routes by origin with ChildInherit/Capture, feeding the FIB.
 //! - [`face_uri`]: FaceUri parsing.
 //! - [`face_state`]: the icnfwd-specific per-face state dataset.
+//! - [`face_query`]: the `faces/query` filter.
 
 pub mod command;
 pub mod dataset;
+pub mod face_query;
 pub mod face_state;
 pub mod face_uri;
 mod manager;
@@ -27,6 +29,7 @@ pub use dataset::{
     FaceStatus, FibEntry, ForwarderStatus, PacketCounters, RibEntryStatus, RouteRecord,
     StrategyChoiceStatus,
 };
+pub use face_query::FaceQueryFilter;
 pub use face_state::FaceState;
 pub use face_uri::{FaceUri, FaceUriError};
 pub use manager::{FaceCreateRequest, FwdOps, GeneralCounters, Manager, ManagerConfig, MgmtEvent};

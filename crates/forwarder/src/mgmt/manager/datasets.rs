@@ -8,6 +8,7 @@ use super::{CachedDataset, FwdOps, Manager, DATASET_CACHE, DATASET_TTL, REPLY_FR
 use crate::mgmt::dataset::{
     self, FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, RouteRecord, StrategyChoiceStatus,
 };
+use crate::mgmt::face_query;
 use crate::mgmt::face_state::FaceState;
 
 impl Manager {
@@ -39,7 +40,20 @@ impl Manager {
             }
             return;
         }
-        let payload = self.build_dataset(now, ops, module, dataset);
+        let payload = if (module, dataset) == face_query::DATASET {
+            // A filter that does not decode gets no reply (NFD: 400).
+            let Some(Ok(filter)) = name
+                .get(4)
+                .map(|c| face_query::FaceQueryFilter::decode(c.value().clone()))
+            else {
+                return;
+            };
+            let faces = ops.face_statuses();
+            let hits: Vec<&FaceStatus> = faces.iter().filter(|f| filter.matches(f)).collect();
+            dataset::encode_list(&hits, |f, out| f.encode_into(out))
+        } else {
+            self.build_dataset(now, ops, module, dataset)
+        };
         let wall_ms = self.cfg.unix_epoch_offset_ms + now.as_nanos() / 1_000_000;
         let version = wall_ms.max(self.last_version + 1);
         self.last_version = version;

@@ -508,6 +508,49 @@ fn single_segment_dataset_is_served_again_by_exact_name() {
 }
 
 #[test]
+fn faces_query_filters_the_face_list() {
+    let (mut m, mut f) = setup();
+    f.faces = vec![256, 257, 258];
+    let filter = crate::mgmt::FaceQueryFilter {
+        uri: Some("udp4://127.0.0.1:257".into()),
+        ..Default::default()
+    };
+    let name: Name = "/localhost/nfd/faces/query".parse().unwrap();
+    let mut i = Interest::new(name.append(Component::generic(filter.encode())));
+    i.can_be_prefix = true;
+    i.must_be_fresh = true;
+    m.handle_interest(Timestamp::from_millis(7), &mut f, 256, &i);
+    let d = Data::decode(f.sent[0].1.clone()).unwrap();
+    // <request incl. filter>/v=<ms>/seg=0, as NDNts' discoverVersion wants.
+    assert_eq!(d.name.len(), i.name.len() + 2);
+    assert!(i.name.is_prefix_of(&d.name));
+    let ids: Vec<u64> = items(d.content.clone())
+        .unwrap()
+        .into_iter()
+        .map(|v| FaceStatus::decode_value(v).unwrap().face_id)
+        .collect();
+    assert_eq!(ids, [257]);
+    // Segment 0 again by exact name.
+    m.handle_interest(
+        Timestamp::from_millis(8),
+        &mut f,
+        256,
+        &Interest::new(d.name.clone()),
+    );
+    assert_eq!(f.sent.len(), 2);
+    // No filter, or one that does not decode: no reply.
+    m.handle_interest(
+        Timestamp::from_millis(9),
+        &mut f,
+        256,
+        &Interest::new(name.clone()),
+    );
+    let bad = name.append(Component::generic(Bytes::from_static(&[0x96, 0x02, 0x69])));
+    m.handle_interest(Timestamp::from_millis(9), &mut f, 256, &Interest::new(bad));
+    assert_eq!(f.sent.len(), 2);
+}
+
+#[test]
 fn undecodable_command_gets_no_reply() {
     let (mut m, mut f) = setup();
     let i = Interest::new(
