@@ -15,8 +15,8 @@ const opts = args({
   content: { type: "string" },
   silent: { type: "string" },
   "withdraw-after-ms": { type: "string" },
-  // The producer runs until killed: no deadline unless asked.
-  "deadline-ms": { type: "string", default: "600000" },
+  // Serves until killed by the test; at most 2 minutes if the test dies.
+  "deadline-ms": { type: "string", default: "120000" },
 }, { required: ["prefix", "content"] });
 const face = await connect(opts.transport, { addRoutes: [] });
 const want = [opts.prefix, ...(opts.silent ? [opts.silent] : [])];

@@ -18,7 +18,8 @@ const opts = args({
   file: { type: "string" },
   version: { type: "string" },
   "chunk-size": { type: "string", default: "4000" },
-  "deadline-ms": { type: "string", default: "600000" },
+  // Serves until killed by the test; at most 2 minutes if the test dies.
+  "deadline-ms": { type: "string", default: "120000" },
 }, { required: ["prefix", "file"] });
 const face = await connect(opts.transport, { addRoutes: [] });
 const prefix = new Name(opts.prefix);
