@@ -54,11 +54,15 @@ struct ClassSums {
 }
 
 impl<T> CdsScheduler<T> {
-    /// Runs the PECN computation if a period has elapsed since the last one.
+    /// Runs the PECN computation if a period has elapsed since the last one
+    /// (`period_due_ns` is a lower bound of that instant: one compare per call).
     #[inline]
     pub(super) fn maybe_update(&mut self, now: Timestamp) {
-        if now.saturating_since(self.last_period) >= self.cfg.period {
-            self.update_rates(now);
+        if now.as_nanos() >= self.period_due_ns {
+            if now.saturating_since(self.last_period) >= self.cfg.period {
+                self.update_rates(now);
+            }
+            self.set_period_due();
         }
     }
 
