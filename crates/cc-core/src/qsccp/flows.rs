@@ -197,8 +197,8 @@ impl FlowHasher {
 }
 
 /// The control bytes of the open-addressed flow table: slot `i` of the
-/// flow array holds a flow iff `tags[i]` is a live tag (8 bits of its
-/// hash, 0..=253). The flows themselves sit *in* the table (a flow's id
+/// flow array holds a flow iff `tags[i]` is a live tag (the top 7 bits
+/// of its hash). The flows themselves sit *in* the table (a flow's id
 /// is its slot), so a lookup reads one byte line (1 byte per slot: 128 KiB
 /// for 100 000 flows, L2-resident) and then the flow line at an address
 /// known from the slot, with no id to load in between. Linear probing;
@@ -214,13 +214,9 @@ pub(super) struct TagIndex {
 }
 
 impl TagIndex {
+    #[inline]
     fn tag(hash: u64) -> u8 {
-        let t = (hash >> 56) as u8;
-        if t >= TOMB {
-            t - 2
-        } else {
-            t
-        }
+        (hash >> 57) as u8
     }
 
     fn mask(&self) -> usize {

@@ -23,7 +23,7 @@ impl Ring {
     }
 
     /// Entries queued.
-    #[cfg(test)]
+    #[inline]
     pub(super) fn len(&self) -> usize {
         self.len
     }

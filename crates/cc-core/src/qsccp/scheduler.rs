@@ -34,6 +34,9 @@ const PACKET_AHEAD: usize = 2;
 const FLOW_AHEAD: usize = 4;
 /// Active-ring entries ahead (one 64-byte line of ids) a pop prefetches.
 const RING_AHEAD: usize = 20;
+/// Ring length below which a pop prefetches nothing: the lines of a few
+/// hundred flows and their head packets stay in L1/L2 between turns.
+const PREFETCH_MIN_FLOWS: usize = 256;
 
 /// Fixed-point scale of SCFQ virtual time: the class with the largest ω
 /// advances 2^20 virtual units per bit.
@@ -106,10 +109,10 @@ pub struct CdsScheduler<T> {
     /// visit backlogged classes only.
     backlog: u8,
     ds_buckets: [TokenBucket; 3],
-    /// Per DS class, the time (ns) before which its bucket cannot pay for
-    /// its current head (0 = not known): a blocked class costs one compare
-    /// until then. Exact, since only serving the class takes its tokens;
-    /// cleared whenever its head changes.
+    /// Per DS class, a time (ns) before which its bucket cannot pay for its
+    /// current head (0 = not known): a blocked class costs one compare until
+    /// then. Safe, since only serving the class takes its tokens; cleared
+    /// whenever its head changes.
     ds_ready_ns: [u64; 3],
     final_bucket: TokenBucket,
     vtime: u64,
@@ -304,13 +307,10 @@ impl<T> CdsScheduler<T> {
         }
         let now_ns = now.as_nanos();
         let mut pick: Option<(usize, u32, u32, Option<u64>)> = None;
-        let mut ds = self.backlog & 0b111;
+        let mut ds = self.backlog & self.ds_unblocked(now_ns);
         while ds != 0 {
             let c = ds.trailing_zeros() as usize;
             ds &= ds - 1;
-            if now_ns < self.ds_ready_ns[c] {
-                continue;
-            }
             let Some((id, size)) = self.drr_peek(c) else {
                 continue;
             };
@@ -319,28 +319,13 @@ impl<T> CdsScheduler<T> {
                 pick = Some((c, id, size, None));
                 break;
             }
-            self.ds_ready_ns[c] = bucket
-                .time_until_bits(now, u64::from(size))
-                .map_or(u64::MAX, |d| (now + d).as_nanos());
+            self.ds_ready_ns[c] = bucket.ready_lower_bound_ns(now, u64::from(size));
         }
         if pick.is_none() && self.dt_queued > 0 {
             pick = self.wfq_pick();
         }
         let Some((c, id, size, tag)) = pick else {
-            // Only rate-limited DS classes are backlogged: wake at the
-            // earliest refill (`u64::MAX`: a head that can never pass).
-            let mut ds = self.backlog & 0b111;
-            let mut wait = u64::MAX;
-            while ds != 0 {
-                let c = ds.trailing_zeros() as usize;
-                ds &= ds - 1;
-                wait = wait.min(self.ds_ready_ns[c]);
-            }
-            return if wait == u64::MAX {
-                Dequeue::Empty
-            } else {
-                Dequeue::NotBefore(Timestamp::from_nanos(wait))
-            };
+            return self.ds_wait(now);
         };
         if !self.final_bucket.try_consume_bits(now, u64::from(size)) {
             return self.final_wait(now, size);
@@ -374,6 +359,33 @@ impl<T> CdsScheduler<T> {
             sojourn: now.saturating_since(q.at),
             target_rate_bps: flow.rate(),
         })
+    }
+
+    /// Bits 0-2: the DS classes whose bucket may pay for their head at
+    /// `now_ns` (their cached lower bound has passed).
+    #[inline]
+    fn ds_unblocked(&self, now_ns: u64) -> u8 {
+        let r = &self.ds_ready_ns;
+        u8::from(now_ns >= r[0]) | u8::from(now_ns >= r[1]) << 1 | u8::from(now_ns >= r[2]) << 2
+    }
+
+    /// Only rate-limited DS classes are backlogged: wake at the earliest
+    /// instant one of their buckets pays for its head, `Empty` if none ever can.
+    #[cold]
+    fn ds_wait(&mut self, now: Timestamp) -> Dequeue<T> {
+        let mut wait: Option<Timestamp> = None;
+        for c in 0..3 {
+            if self.backlog & (1 << c) == 0 {
+                continue;
+            }
+            let Some((_, size)) = self.drr_peek(c) else {
+                continue;
+            };
+            if let Some(d) = self.ds_buckets[c].time_until_bits(now, u64::from(size)) {
+                wait = Some(wait.map_or(now + d, |w| w.min(now + d)));
+            }
+        }
+        wait.map_or(Dequeue::Empty, Dequeue::NotBefore)
     }
 
     #[cold]
@@ -420,6 +432,10 @@ impl<T> CdsScheduler<T> {
     #[inline]
     fn prefetch_next_turn(&self, c: usize) {
         let active = &self.classes[c].active;
+        if active.len() < PREFETCH_MIN_FLOWS {
+            // A short ring's flows are still cached from their last turn.
+            return;
+        }
         if let Some(f) = active
             .get(PACKET_AHEAD)
             .and_then(|id| self.flows.get(id as usize))
@@ -448,6 +464,7 @@ impl<T> CdsScheduler<T> {
         }
     }
 
+    #[inline]
     fn drr_turn(&mut self, c: usize) -> Option<(u32, u32)> {
         let cls = &mut self.classes[c];
         loop {
