@@ -201,16 +201,32 @@ impl FlowHasher {
 /// of its hash). The flows themselves sit *in* the table (a flow's id
 /// is its slot), so a lookup reads one byte line (1 byte per slot: 128 KiB
 /// for 100 000 flows, L2-resident) and then the flow line at an address
-/// known from the slot, with no id to load in between. Linear probing;
-/// deletion leaves a tombstone, so flows never move except in
-/// [`rehash`](super::scheduler::CdsScheduler) (growth or tombstone
-/// cleanup), which renumbers them in one O(n) pass; at most 7/8 of the
-/// slots are live or tombstones, so every probe ends.
+/// known from the slot, with no id to load in between. Linear probing,
+/// 8 tags compared at once (SWAR on a `u64`; the first [`GROUP`] tags are
+/// mirrored past the end so a group never wraps), so a displaced flow
+/// costs no extra branch. Deletion leaves a tombstone, so flows never move
+/// except in [`rehash`](super::scheduler::CdsScheduler) (growth or
+/// tombstone cleanup), which renumbers them in one O(n) pass; at most 7/8
+/// of the slots are live or tombstones, so every probe ends.
 #[derive(Debug, Clone, Default)]
 pub(super) struct TagIndex {
+    /// `slots + GROUP` tags (empty when `slots == 0`).
     tags: Vec<u8>,
+    /// A power of two, or 0.
+    slots: usize,
     live: usize,
     tombs: usize,
+}
+
+/// Tags compared per probe step.
+const GROUP: usize = 8;
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in (at least the lowest) zero byte of `x`; 0 iff none.
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(LO) & !x & HI
 }
 
 impl TagIndex {
@@ -219,14 +235,16 @@ impl TagIndex {
         (hash >> 57) as u8
     }
 
+    #[inline]
     fn mask(&self) -> usize {
-        self.tags.len().wrapping_sub(1)
+        self.slots.wrapping_sub(1)
     }
 
-    /// A table of `slots` (a power of two) empty slots.
+    /// A table of `slots` (a power of two, at least [`GROUP`]) empty slots.
     pub(super) fn with_slots(slots: usize) -> Self {
         TagIndex {
-            tags: vec![EMPTY; slots],
+            tags: vec![EMPTY; slots + GROUP],
+            slots,
             live: 0,
             tombs: 0,
         }
@@ -240,32 +258,45 @@ impl TagIndex {
     /// Slots (live, tombstone or empty).
     #[cfg(test)]
     fn slots(&self) -> usize {
-        self.tags.len()
+        self.slots
     }
 
     /// Whether slot `i` holds a live entry.
     pub(super) fn is_live(&self, i: usize) -> bool {
-        self.tags.get(i).is_some_and(|&t| t < TOMB)
+        i < self.slots && self.tags.get(i).is_some_and(|&t| t < TOMB)
+    }
+
+    fn set(&mut self, i: usize, tag: u8) {
+        self.tags[i] = tag;
+        if i < GROUP {
+            self.tags[self.slots + i] = tag;
+        }
     }
 
     /// The slot under `hash` for which `is_it` holds.
     #[inline]
     pub(super) fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<u32> {
-        if self.tags.is_empty() {
-            return None;
-        }
         let mask = self.mask();
-        let tag = Self::tag(hash);
+        let want = LO * u64::from(Self::tag(hash));
         let mut i = hash as usize & mask;
         loop {
-            let t = self.tags[i];
-            if t == tag && is_it(i as u32) {
-                return Some(i as u32);
+            let group = self.tags.get(i..i + GROUP)?;
+            let g = u64::from_le_bytes(group.try_into().ok()?);
+            // Candidates (the lowest exact, later ones may be false
+            // positives, which `is_it` rejects).
+            let mut m = zero_bytes(g ^ want);
+            while m != 0 {
+                let slot = (i + m.trailing_zeros() as usize / 8) & mask;
+                if is_it(slot as u32) {
+                    return Some(slot as u32);
+                }
+                m &= m - 1;
             }
-            if t == EMPTY {
+            // A key never sits past an empty slot of its probe run.
+            if zero_bytes(!g) != 0 {
                 return None;
             }
-            i = (i + 1) & mask;
+            i = (i + GROUP) & mask;
         }
     }
 
@@ -274,7 +305,7 @@ impl TagIndex {
     /// (clearing tombstones). Either way at least 3/8 of the slots can be
     /// inserted before the next rebuild, so rebuilds cost O(1) amortised.
     pub(super) fn rehash_to(&self) -> Option<usize> {
-        let n = self.tags.len();
+        let n = self.slots;
         if (self.live + self.tombs + 1) * 8 <= n * 7 {
             return None;
         }
@@ -300,16 +331,16 @@ impl TagIndex {
                 _ => i = (i + 1) & mask,
             }
         }
-        self.tags[i] = Self::tag(hash);
+        self.set(i, Self::tag(hash));
         self.live += 1;
         i as u32
     }
 
     /// Frees live slot `i` (leaves a tombstone); false if it was not live.
     pub(super) fn remove(&mut self, i: u32) -> bool {
-        match self.tags.get_mut(i as usize) {
-            Some(t) if *t < TOMB => {
-                *t = TOMB;
+        match self.tags.get(i as usize) {
+            Some(&t) if t < TOMB && (i as usize) < self.slots => {
+                self.set(i as usize, TOMB);
                 self.live -= 1;
                 self.tombs += 1;
                 true
