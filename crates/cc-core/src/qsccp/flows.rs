@@ -203,8 +203,8 @@ impl FlowHasher {
 /// for 100 000 flows, L2-resident) and then the flow line at an address
 /// known from the slot, with no id to load in between. Linear probing,
 /// 8 tags compared at once (SWAR on a `u64`; the first [`GROUP`] tags are
-/// mirrored past the end so a group never wraps), so a displaced flow
-/// costs no extra branch. Deletion leaves a tombstone, so flows never move
+/// mirrored past the end so a group never wraps) once the home slot
+/// missed, so a displaced flow costs one extra branch, not one per slot. Deletion leaves a tombstone, so flows never move
 /// except in [`rehash`](super::scheduler::CdsScheduler) (growth or
 /// tombstone cleanup), which renumbers them in one O(n) pass; at most 7/8
 /// of the slots are live or tombstones, so every probe ends.
@@ -277,8 +277,14 @@ impl TagIndex {
     #[inline]
     pub(super) fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<u32> {
         let mask = self.mask();
-        let want = LO * u64::from(Self::tag(hash));
+        let tag = Self::tag(hash);
         let mut i = hash as usize & mask;
+        // Most flows sit in their home slot: test it first, so the flow's
+        // line is read speculatively in parallel with the tag line.
+        if self.tags.get(i) == Some(&tag) && is_it(i as u32) {
+            return Some(i as u32);
+        }
+        let want = LO * u64::from(tag);
         loop {
             let group = self.tags.get(i..i + GROUP)?;
             let g = u64::from_le_bytes(group.try_into().ok()?);

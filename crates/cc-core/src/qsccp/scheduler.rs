@@ -82,8 +82,10 @@ pub(super) struct Class {
     /// threaded through the flows, so the flows a few turns ahead can be
     /// prefetched without chasing pointers through cold lines.
     pub(super) active: Ring,
-    /// Cached result of the last DRR peek (flow id, size), valid until the
-    /// class is served: peeking all classes per packet then touches no flow.
+    /// The DRR decision for the class's next packet (flow id, size), made
+    /// as soon as the class gets a new head (first enqueue, or a pop that
+    /// leaves it backlogged) and valid until the class is served: choosing
+    /// among the classes then touches no flow and branches on no cache.
     pub(super) peeked: Option<(u32, u32)>,
     pub(super) queued: u32,
     /// SCFQ start tag of the head packet and finish tag of the last one.
@@ -288,7 +290,8 @@ impl<T> CdsScheduler<T> {
         if was_empty {
             cls.active.push_back(id);
         }
-        if cls.queued == 0 {
+        let first = cls.queued == 0;
+        if first {
             cls.start = vt_max(cls.finish, self.vtime);
             self.backlog |= 1 << c;
         }
@@ -296,6 +299,9 @@ impl<T> CdsScheduler<T> {
         self.queued += 1;
         self.dt_queued += u32::from(dt);
         self.stats.enqueued += 1;
+        if first {
+            self.drr_turn(c);
+        }
         Ok(())
     }
 
@@ -512,6 +518,8 @@ impl<T> CdsScheduler<T> {
         cls.queued -= 1;
         if cls.queued == 0 {
             self.backlog &= !(1 << c);
+        } else {
+            self.drr_turn(c);
         }
         self.queued -= 1;
         self.dt_queued -= u32::from(c >= 3);
