@@ -117,6 +117,9 @@ pub struct CdsScheduler<T> {
     /// whenever its head changes.
     ds_ready_ns: [u64; 3],
     final_bucket: TokenBucket,
+    /// Queue cap per class (`dt_class_capacity` for DT, none for DS), so
+    /// the check is one compare whatever the class.
+    class_cap: [u32; 8],
     vtime: u64,
     vt_step: [u64; 5],
     queued: u32,
@@ -158,6 +161,13 @@ impl<T> CdsScheduler<T> {
                 cfg.final_burst_bits.max(max_size),
                 now,
             ),
+            class_cap: core::array::from_fn(|c| {
+                if c < 3 {
+                    u32::MAX
+                } else {
+                    cfg.dt_class_capacity
+                }
+            }),
             vtime: 0,
             vt_step: vt_steps(cfg.omega),
             queued: 0,
@@ -277,7 +287,7 @@ impl<T> CdsScheduler<T> {
             });
         }
         let dt = c >= 3;
-        if dt && self.classes[c].queued >= self.cfg.dt_class_capacity {
+        if self.classes[c].queued >= self.class_cap[c] {
             self.stats.class_full += 1;
             return Err(Rejected {
                 item,
@@ -351,7 +361,8 @@ impl<T> CdsScheduler<T> {
         };
         self.stats.dequeued += 1;
         self.stats.sent_bits[c] += u64::from(size);
-        if c >= 3 && self.dt_queued == 0 {
+        // Idempotent once DT is empty (DS service leaves the tags at 0).
+        if self.dt_queued == 0 {
             self.reset_virtual_time();
         }
         let Some(flow) = self.flows.get(id as usize) else {
@@ -402,25 +413,48 @@ impl<T> CdsScheduler<T> {
         }
     }
 
-    /// Self-clocked WFQ over the backlogged delay-tolerant classes.
+    /// Self-clocked WFQ over the backlogged delay-tolerant classes: the
+    /// smallest finish tag of their head packets, lowest class on ties.
+    /// Every backlogged class's tag is at or after `vtime` (the winner's
+    /// tag; the losers' tags were larger and do not change until served;
+    /// a class joining starts at or after `vtime`), so the wrapping order
+    /// is the plain order of `tag - vtime`, and the minimum is found
+    /// without a data-dependent branch.
     #[inline]
     fn wfq_pick(&mut self) -> Option<(usize, u32, u32, Option<u64>)> {
-        let mut best: Option<(usize, u32, u32, u64)> = None;
-        let mut dt = self.backlog >> 3;
-        while dt != 0 {
+        let dt = self.backlog >> 3;
+        if dt.is_power_of_two() {
+            // One backlogged class: nothing to compare.
             let k = dt.trailing_zeros() as usize;
-            dt &= dt - 1;
-            let c = k + 3;
-            let Some((id, size)) = self.drr_peek(c) else {
-                continue;
-            };
-            let step = u64::from(size) * self.vt_step[k];
-            let tag = self.classes[c].start.wrapping_add(step);
-            if best.is_none_or(|b| vt_before(tag, b.3)) {
-                best = Some((c, id, size, tag));
-            }
+            let cls = &self.classes[k + 3];
+            let (id, size) = cls.peeked?;
+            let tag = cls.start.wrapping_add(u64::from(size) * self.vt_step[k]);
+            return Some((k + 3, id, size, Some(tag)));
         }
-        best.map(|(c, id, size, tag)| (c, id, size, Some(tag)))
+        let mut best_c = 0usize;
+        let mut best_key = u64::MAX;
+        let mut best_tag = 0u64;
+        for k in 0..5 {
+            let c = k + 3;
+            let cls = &self.classes[c];
+            let size = cls.peeked.map_or(0, |p| p.1);
+            let tag = cls.start.wrapping_add(u64::from(size) * self.vt_step[k]);
+            let eligible = self.backlog & (1 << c) != 0 && cls.peeked.is_some();
+            let key = if eligible {
+                tag.wrapping_sub(self.vtime)
+            } else {
+                u64::MAX
+            };
+            let better = key < best_key;
+            best_key = if better { key } else { best_key };
+            best_tag = if better { tag } else { best_tag };
+            best_c = if better { c } else { best_c };
+        }
+        if best_key == u64::MAX {
+            return None;
+        }
+        let (id, size) = self.classes[best_c].peeked?;
+        Some((best_c, id, size, Some(best_tag)))
     }
 
     fn reset_virtual_time(&mut self) {
