@@ -7,12 +7,14 @@
 //!   size of the packet behind it, so popping the head never touches the
 //!   next packet's line.
 //! * [`Flow`]: the per-packet fields of a flow packed into one 64-byte line
-//!   (queue ends, DRR deficit and quantum, the head packet's size, the PECN offered-bits counter and the suggested rate);
-//!   the per-period fields (w, φ, greedy counter) live in a parallel
-//!   [`FlowPecn`] array that the packet path never reads.
-//! * [`FlowIndex`]: an open-addressed table of 4-byte entries (8-bit hash
-//!   tag, 24-bit flow id) with linear probing and backward-shift deletion;
-//!   a lookup reads one entry line, then the flow it names.
+//!   (queue ends, DRR deficit and quantum, the head packet's size, the PECN
+//!   offered-bits counter and the suggested rate); the per-period fields
+//!   (w, φ, greedy counter) live in a parallel [`FlowPecn`] array that the
+//!   packet path never reads.
+//! * [`TagIndex`]: the control bytes of the open-addressed table the flows
+//!   live in (a flow's id is its slot): one 7-bit hash tag per slot, linear
+//!   probing, tombstones; a lookup reads one tag line and the flow's line,
+//!   whose address follows from the hash alone.
 
 use super::class::ServiceClass;
 use crate::time::Timestamp;

@@ -2,23 +2,28 @@
 //!
 //! Cost per packet is O(1) in the number of flows, and so is the number of
 //! cache lines it touches (layout in [`super::flows`]):
-//! * flows live in a slab indexed by `u32`, found through a compact
-//!   open-addressed index keyed by a seeded hash of (class, prefix), both
-//!   bounded by `max_flows`; queued Interests live in one packet slab shared
-//!   by all flows, each flow's queue a linked list of slab indices;
+//! * flows live in an open-addressed table keyed by a seeded hash of
+//!   (class, prefix) and bounded by `max_flows` (a flow's id is its slot,
+//!   see `flow_table.rs`); queued Interests live in one packet slab
+//!   shared by all flows, each flow's queue a linked list of slab indices;
 //! * each class keeps the backlogged flows on an active ring of flow ids
 //!   served by deficit round robin: a flow at the head gets `quantum·w·φ`
 //!   (precomputed when w or φ change) once per turn and sends while its
 //!   deficit covers the head packet (amortised O(1); strictly so when the
-//!   quantum is at least the largest packet); serving a flow prefetches the
-//!   lines of the flows a few turns ahead and of their head packets;
+//!   quantum is at least the largest packet). The DRR decision is taken
+//!   when a class gets a new head, so choosing among classes reads only
+//!   the class records; serving a flow of a long ring prefetches the lines
+//!   of the flows a few turns ahead and of their head packets;
 //! * the five delay-tolerant classes are chosen by self-clocked WFQ over
 //!   their head packets (a fixed 5 comparisons) on an integer virtual time
 //!   (2^20 units per bit for the largest ω, wrapping comparisons), the three
-//!   delay-sensitive ones by strict priority with a token bucket each;
+//!   delay-sensitive ones by strict priority with a token bucket each (a
+//!   blocked one is skipped by one compare until a lower bound of its
+//!   refill instant); a bitmap of backlogged classes drives both scans;
 //! * a final token bucket at η·C paces the face.
 //!
-//! No floating point and no division runs per packet.
+//! No floating point and no division runs per packet (the exact refill
+//! wait is divided out only when nothing at all can be sent).
 
 use super::class::ServiceClass;
 pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
