@@ -328,7 +328,10 @@ impl<T> CdsScheduler<T> {
         }
         let now_ns = now.as_nanos();
         let mut pick: Option<(usize, u32, u32, Option<u64>)> = None;
-        let mut ds = self.backlog & self.ds_unblocked(now_ns);
+        let mut ds = self.backlog & 0b111;
+        if ds != 0 {
+            ds &= self.ds_unblocked(now_ns);
+        }
         while ds != 0 {
             let c = ds.trailing_zeros() as usize;
             ds &= ds - 1;
