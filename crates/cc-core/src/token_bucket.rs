@@ -37,6 +37,9 @@ impl Default for TokenBucketConfig {
 #[derive(Debug, Clone)]
 pub struct TokenBucket {
     rate_bps: u64,
+    /// ⌊(2^64 − 1) / rate⌋: ns per bucket unit as a 64-bit fraction, so
+    /// [`ready_lower_bound_ns`](Self::ready_lower_bound_ns) needs no division.
+    ns_per_unit_frac: u64,
     depth_units: u64,
     tokens_units: u64,
     last: Timestamp,
@@ -53,6 +56,7 @@ impl TokenBucket {
         let depth_units = burst_bits.saturating_mul(UNITS_PER_BIT);
         TokenBucket {
             rate_bps,
+            ns_per_unit_frac: ns_per_unit_frac(rate_bps),
             depth_units,
             tokens_units: depth_units,
             last: now,
@@ -68,6 +72,7 @@ impl TokenBucket {
     pub fn set_rate_bps(&mut self, now: Timestamp, rate_bps: u64) {
         self.refill(now);
         self.rate_bps = rate_bps;
+        self.ns_per_unit_frac = ns_per_unit_frac(rate_bps);
     }
 
     /// Whole bits available at `now`.
@@ -117,6 +122,27 @@ impl TokenBucket {
         Some(Duration::from_nanos(missing.div_ceil(self.rate_bps)))
     }
 
+    /// A lower bound, at most 1 ns early, of the instant (ns since the
+    /// epoch) from which `bits` tokens are present, `u64::MAX` if never
+    /// (as [`time_until_bits`](Self::time_until_bits), but one multiply
+    /// instead of a division: cheap enough to cache per packet).
+    #[inline]
+    pub fn ready_lower_bound_ns(&mut self, now: Timestamp, bits: u64) -> u64 {
+        self.refill(now);
+        let Some(need) = units(bits) else {
+            return u64::MAX;
+        };
+        if need <= self.tokens_units {
+            return now.as_nanos();
+        }
+        if need > self.depth_units || self.rate_bps == 0 {
+            return u64::MAX;
+        }
+        let missing = need - self.tokens_units;
+        let wait_ns = (u128::from(missing) * u128::from(self.ns_per_unit_frac)) >> 64;
+        now.as_nanos().saturating_add(wait_ns as u64)
+    }
+
     /// [`time_until_bits`](Self::time_until_bits) in bytes.
     pub fn time_until_bytes(&mut self, now: Timestamp, bytes: u64) -> Option<Duration> {
         self.time_until_bits(now, bytes.saturating_mul(8))
@@ -133,6 +159,10 @@ impl TokenBucket {
         self.tokens_units = self.tokens_units.saturating_add(add).min(self.depth_units);
         self.last = now;
     }
+}
+
+fn ns_per_unit_frac(rate_bps: u64) -> u64 {
+    u64::MAX.checked_div(rate_bps).unwrap_or(0)
 }
 
 /// `bits` in bucket units; `None` beyond any possible depth.
@@ -195,7 +225,15 @@ mod tests {
             for (dt, bytes) in ops {
                 now += dt;
                 let t = Timestamp::from_nanos(now);
-                if let Some(wait) = b.time_until_bytes(t, bytes) {
+                let early = b.ready_lower_bound_ns(t, bytes * 8);
+                let wait = b.time_until_bytes(t, bytes);
+                if wait.is_none() {
+                    prop_assert_eq!(early, u64::MAX);
+                }
+                if let Some(wait) = wait {
+                    // The cheap bound is never late and at most 1 ns early.
+                    let exact = (t + wait).as_nanos();
+                    prop_assert!(early <= exact && exact - early <= 1, "{early} vs {exact}");
                     // After exactly the announced wait the request must succeed.
                     let ready = t + wait;
                     prop_assert!(b.try_consume_bytes(ready, bytes));

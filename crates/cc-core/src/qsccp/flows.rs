@@ -7,12 +7,14 @@
 //!   size of the packet behind it, so popping the head never touches the
 //!   next packet's line.
 //! * [`Flow`]: the per-packet fields of a flow packed into one 64-byte line
-//!   (queue ends, DRR deficit and quantum, the head packet's size, the PECN offered-bits counter and the suggested rate);
-//!   the per-period fields (w, φ, greedy counter) live in a parallel
-//!   [`FlowPecn`] array that the packet path never reads.
-//! * [`FlowIndex`]: an open-addressed table of 4-byte entries (8-bit hash
-//!   tag, 24-bit flow id) with linear probing and backward-shift deletion;
-//!   a lookup reads one entry line, then the flow it names.
+//!   (queue ends, DRR deficit and quantum, the head packet's size, the PECN
+//!   offered-bits counter and the suggested rate); the per-period fields
+//!   (w, φ, greedy counter) live in a parallel [`FlowPecn`] array that the
+//!   packet path never reads.
+//! * [`TagIndex`]: the control bytes of the open-addressed table the flows
+//!   live in (a flow's id is its slot): one 7-bit hash tag per slot, linear
+//!   probing, tombstones; a lookup reads one tag line and the flow's line,
+//!   whose address follows from the hash alone.
 
 use super::class::ServiceClass;
 use crate::time::Timestamp;
@@ -119,6 +121,23 @@ pub(super) struct Flow {
 }
 
 impl Flow {
+    /// An unused slot of the flow table.
+    pub(super) const DEAD: Flow = Flow {
+        head: NIL,
+        tail: NIL,
+        len: 0,
+        head_size_bits: 0,
+        quantum_bits: 0,
+        deficit_bits: 0,
+        class: ServiceClass::Be,
+        in_turn: false,
+        live: false,
+        has_rate: false,
+        prefix: 0,
+        offered_bits: 0,
+        rate_bps: 0.0,
+    };
+
     pub(super) fn rate(&self) -> Option<f64> {
         self.has_rate.then_some(self.rate_bps)
     }
@@ -132,16 +151,27 @@ pub(super) struct FlowPecn {
     pub(super) greedy: u8,
 }
 
+impl FlowPecn {
+    /// A new flow: weight 1, not penalised.
+    pub(super) const NEW: FlowPecn = FlowPecn {
+        weight: 1.0,
+        phi: 1.0,
+        greedy: 0,
+    };
+}
+
 /// DRR quantum of a flow: `base·w·φ` bits, at least 1.
 pub(super) fn quantum(base_bits: u32, pecn: &FlowPecn) -> u32 {
     (f64::from(base_bits) * pecn.weight * pecn.phi).clamp(1.0, f64::from(u32::MAX)) as u32
 }
 
-/// Most flows the index can name (24-bit ids).
+/// Most flows a face tracks (slot ids stay far from `u32` limits).
 pub(super) const MAX_FLOWS: u32 = (1 << 24) - 1;
-const EMPTY: u32 = u32::MAX;
-const ID_MASK: u32 = MAX_FLOWS;
-const MIN_INDEX_SLOTS: usize = 16;
+/// Tag of a slot never used since the last rehash: ends every probe.
+const EMPTY: u8 = 0xff;
+/// Tag of a slot whose flow was forgotten: probes go on past it.
+const TOMB: u8 = 0xfe;
+const MIN_SLOTS: usize = 16;
 
 /// Seeded hash of a flow key: one folded 64×64→128 multiply.
 #[derive(Debug, Clone, Copy)]
@@ -168,119 +198,163 @@ impl FlowHasher {
     }
 }
 
-/// Open-addressed table of 4-byte entries (8-bit hash tag, 24-bit flow
-/// id), linear probing, at most 4/5 full: 100 000 flows take 512 KiB, so
-/// the one line a lookup reads tends to stay in L2. A tag match is
-/// confirmed against the flow itself (the line the caller reads next
-/// anyway); 1 in 256 other entries probed costs a wasted flow read.
-#[derive(Debug, Clone)]
-pub(super) struct FlowIndex {
-    slots: Vec<u32>,
-    len: usize,
+/// The control bytes of the open-addressed flow table: slot `i` of the
+/// flow array holds a flow iff `tags[i]` is a live tag (the top 7 bits
+/// of its hash). The flows themselves sit *in* the table (a flow's id
+/// is its slot), so a lookup reads one byte line (1 byte per slot: 128 KiB
+/// for 100 000 flows, L2-resident) and then the flow line at an address
+/// known from the slot, with no id to load in between. Linear probing,
+/// 8 tags compared at once (SWAR on a `u64`; the first [`GROUP`] tags are
+/// mirrored past the end so a group never wraps) once the home slot
+/// missed, so a displaced flow costs one extra branch, not one per slot. Deletion leaves a tombstone, so flows never move
+/// except in [`rehash`](super::scheduler::CdsScheduler) (growth or
+/// tombstone cleanup), which renumbers them in one O(n) pass; at most 7/8
+/// of the slots are live or tombstones, so every probe ends.
+#[derive(Debug, Clone, Default)]
+pub(super) struct TagIndex {
+    /// `slots + GROUP` tags (empty when `slots == 0`).
+    tags: Vec<u8>,
+    /// A power of two, or 0.
+    slots: usize,
+    live: usize,
+    tombs: usize,
 }
 
-impl FlowIndex {
-    pub(super) fn new() -> Self {
-        FlowIndex {
-            slots: Vec::new(),
-            len: 0,
-        }
+/// Tags compared per probe step.
+const GROUP: usize = 8;
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in (at least the lowest) zero byte of `x`; 0 iff none.
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(LO) & !x & HI
+}
+
+impl TagIndex {
+    #[inline]
+    fn tag(hash: u64) -> u8 {
+        (hash >> 57) as u8
     }
 
+    #[inline]
     fn mask(&self) -> usize {
-        self.slots.len().wrapping_sub(1)
+        self.slots.wrapping_sub(1)
     }
 
-    fn entry(hash: u64, id: u32) -> u32 {
-        ((hash >> 56) as u32) << 24 | (id & ID_MASK)
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The flow id stored under `hash` for which `is_it` holds.
-    pub(super) fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<u32> {
-        if self.slots.is_empty() {
-            return None;
+    /// A table of `slots` (a power of two, at least [`GROUP`]) empty slots.
+    pub(super) fn with_slots(slots: usize) -> Self {
+        TagIndex {
+            tags: vec![EMPTY; slots + GROUP],
+            slots,
+            live: 0,
+            tombs: 0,
         }
+    }
+
+    /// Live entries.
+    pub(super) fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Slots (live, tombstone or empty).
+    #[cfg(test)]
+    fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Whether slot `i` holds a live entry.
+    pub(super) fn is_live(&self, i: usize) -> bool {
+        i < self.slots && self.tags.get(i).is_some_and(|&t| t < TOMB)
+    }
+
+    fn set(&mut self, i: usize, tag: u8) {
+        self.tags[i] = tag;
+        if i < GROUP {
+            self.tags[self.slots + i] = tag;
+        }
+    }
+
+    /// The slot under `hash` for which `is_it` holds.
+    #[inline]
+    pub(super) fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<u32> {
         let mask = self.mask();
-        let tag = (hash >> 56) as u32;
+        let tag = Self::tag(hash);
         let mut i = hash as usize & mask;
+        // Most flows sit in their home slot: test it first, so the flow's
+        // line is read speculatively in parallel with the tag line.
+        if self.tags.get(i) == Some(&tag) && is_it(i as u32) {
+            return Some(i as u32);
+        }
+        let want = LO * u64::from(tag);
         loop {
-            let e = self.slots[i];
-            if e == EMPTY {
+            let group = self.tags.get(i..i + GROUP)?;
+            let g = u64::from_le_bytes(group.try_into().ok()?);
+            // Candidates (the lowest exact, later ones may be false
+            // positives, which `is_it` rejects).
+            let mut m = zero_bytes(g ^ want);
+            while m != 0 {
+                let slot = (i + m.trailing_zeros() as usize / 8) & mask;
+                if is_it(slot as u32) {
+                    return Some(slot as u32);
+                }
+                m &= m - 1;
+            }
+            // A key never sits past an empty slot of its probe run.
+            if zero_bytes(!g) != 0 {
                 return None;
             }
-            if e >> 24 == tag && is_it(e & ID_MASK) {
-                return Some(e & ID_MASK);
-            }
-            i = (i + 1) & mask;
+            i = (i + GROUP) & mask;
         }
     }
 
-    /// Adds (hash, id); the caller has checked the key is absent and that
-    /// `id <= MAX_FLOWS`. `hash_of` rehashes stored ids when the table grows.
-    pub(super) fn insert(&mut self, hash: u64, id: u32, hash_of: impl Fn(u32) -> u64) {
-        if (self.len + 1) * 5 > self.slots.len() * 4 {
-            let new_len = (self.slots.len() * 2).max(MIN_INDEX_SLOTS);
-            let old = core::mem::replace(&mut self.slots, vec![EMPTY; new_len]);
-            for e in old.into_iter().filter(|&e| e != EMPTY) {
-                self.place(hash_of(e & ID_MASK), e);
-            }
+    /// The slot count a table needs before one more insert, if it must be
+    /// rebuilt first: doubled when over half would be live, else the same
+    /// (clearing tombstones). Either way at least 3/8 of the slots can be
+    /// inserted before the next rebuild, so rebuilds cost O(1) amortised.
+    pub(super) fn rehash_to(&self) -> Option<usize> {
+        let n = self.slots;
+        if (self.live + self.tombs + 1) * 8 <= n * 7 {
+            return None;
         }
-        self.place(hash, Self::entry(hash, id));
-        self.len += 1;
+        Some(if (self.live + 1) * 2 > n {
+            (n * 2).max(MIN_SLOTS)
+        } else {
+            n.max(MIN_SLOTS)
+        })
     }
 
-    fn place(&mut self, hash: u64, entry: u32) {
+    /// Claims a slot for a new entry under `hash` (the caller has checked
+    /// that the key is absent and [`rehash_to`](Self::rehash_to) is `None`).
+    pub(super) fn insert(&mut self, hash: u64) -> u32 {
         let mask = self.mask();
-        let mut i = hash as usize & mask;
-        while self.slots[i] != EMPTY {
-            i = (i + 1) & mask;
-        }
-        self.slots[i] = entry;
-    }
-
-    /// Removes the entry of flow `id` stored under `hash`; `hash_of` gives
-    /// the hash of the other ids (to find their home slots).
-    pub(super) fn remove(&mut self, hash: u64, id: u32, hash_of: impl Fn(u32) -> u64) -> bool {
-        if self.slots.is_empty() {
-            return false;
-        }
-        let mask = self.mask();
-        let want = Self::entry(hash, id);
         let mut i = hash as usize & mask;
         loop {
-            match self.slots[i] {
-                EMPTY => return false,
-                e if e == want => break,
+            match self.tags[i] {
+                EMPTY => break,
+                TOMB => {
+                    self.tombs -= 1;
+                    break;
+                }
                 _ => i = (i + 1) & mask,
             }
         }
-        // Backward-shift deletion: pull later entries of the probe run into
-        // the hole unless their home lies cyclically in (hole, j].
-        let mut j = i;
-        loop {
-            j = (j + 1) & mask;
-            let e = self.slots[j];
-            if e == EMPTY {
-                break;
+        self.set(i, Self::tag(hash));
+        self.live += 1;
+        i as u32
+    }
+
+    /// Frees live slot `i` (leaves a tombstone); false if it was not live.
+    pub(super) fn remove(&mut self, i: u32) -> bool {
+        match self.tags.get(i as usize) {
+            Some(&t) if t < TOMB && (i as usize) < self.slots => {
+                self.set(i as usize, TOMB);
+                self.live -= 1;
+                self.tombs += 1;
+                true
             }
-            let k = hash_of(e & ID_MASK) as usize & mask;
-            let stays = if i <= j {
-                i < k && k <= j
-            } else {
-                i < k || k <= j
-            };
-            if !stays {
-                self.slots[i] = e;
-                i = j;
-            }
+            _ => false,
         }
-        self.slots[i] = EMPTY;
-        self.len -= 1;
-        true
     }
 }
 
@@ -364,37 +438,63 @@ mod tests {
         assert_eq!(core::mem::size_of::<Packet<u64>>(), 32);
     }
 
+    /// A [`TagIndex`] with its keys, rebuilt the way the scheduler does.
+    struct Table {
+        idx: TagIndex,
+        keys: Vec<Option<u64>>,
+    }
+
+    impl Table {
+        fn find(&self, h: u64, key: u64) -> Option<u32> {
+            self.idx.find(h, |i| self.keys[i as usize] == Some(key))
+        }
+
+        fn insert(&mut self, h: u64, key: u64, hash: impl Fn(u64) -> u64) -> u32 {
+            if let Some(n) = self.idx.rehash_to() {
+                let mut idx = TagIndex::with_slots(n);
+                let mut keys = vec![None; n];
+                for k in self.keys.iter().flatten() {
+                    keys[idx.insert(hash(*k)) as usize] = Some(*k);
+                }
+                *self = Table { idx, keys };
+            }
+            let i = self.idx.insert(h);
+            self.keys[i as usize] = Some(key);
+            i
+        }
+    }
+
     proptest! {
-        /// The index agrees with a HashMap under inserts and removes, even
-        /// when every key shares one home slot and one tag.
+        /// The table agrees with a HashMap under inserts and removes, even
+        /// when every key shares one home slot and one tag, and keeps at
+        /// least one slot in 8 empty.
         #[test]
-        fn index_matches_a_map(
+        fn tag_index_matches_a_map(
             ops in proptest::collection::vec((any::<bool>(), 0u64..64), 1..400),
             collide in any::<bool>(),
         ) {
             let hasher = FlowHasher::new(9);
-            let mut idx = FlowIndex::new();
-            let mut model: HashMap<u64, u32> = HashMap::new();
-            let mut keys: Vec<u64> = Vec::new();
-            let h = |k: u64| if collide { k << 3 } else { hasher.hash(ServiceClass::Be, k) };
+            let h = |k: u64| if collide { 7 << 56 } else { hasher.hash(ServiceClass::Be, k) };
+            let mut t = Table { idx: TagIndex::default(), keys: Vec::new() };
+            let mut model: HashMap<u64, ()> = HashMap::new();
             for (add, key) in ops {
-                let found = idx.find(h(key), |id| model.get(&key) == Some(&id));
-                prop_assert_eq!(found, model.get(&key).copied());
+                let found = t.find(h(key), key);
+                prop_assert_eq!(found.is_some(), model.contains_key(&key));
                 if add && found.is_none() {
-                    let id = keys.len() as u32;
-                    keys.push(key);
-                    let snapshot = keys.clone();
-                    idx.insert(h(key), id, |i| h(snapshot[i as usize]));
-                    model.insert(key, id);
-                } else if !add {
-                    if let Some(id) = model.remove(&key) {
-                        prop_assert!(idx.remove(h(key), id, |i| h(keys[i as usize])));
-                    }
+                    t.insert(h(key), key, h);
+                    model.insert(key, ());
+                } else if let (false, Some(i)) = (add, found) {
+                    prop_assert!(t.idx.remove(i));
+                    prop_assert!(!t.idx.is_live(i as usize));
+                    t.keys[i as usize] = None;
+                    model.remove(&key);
                 }
-                prop_assert_eq!(idx.len(), model.len());
+                prop_assert_eq!(t.idx.len(), model.len());
+                prop_assert!((t.idx.live + t.idx.tombs) * 8 <= t.idx.slots() * 7);
             }
-            for (&key, &id) in &model {
-                prop_assert_eq!(idx.find(h(key), |x| x == id), Some(id));
+            for &key in model.keys() {
+                let i = t.find(h(key), key);
+                prop_assert!(i.is_some_and(|i| t.idx.is_live(i as usize)));
             }
         }
     }

@@ -36,9 +36,11 @@
 pub mod class;
 mod config;
 pub mod consumer;
+mod flow_table;
 mod flows;
 pub mod multipath;
 pub mod pecn;
+mod ring;
 pub mod scheduler;
 
 pub use class::ServiceClass;

@@ -2,30 +2,35 @@
 //!
 //! Cost per packet is O(1) in the number of flows, and so is the number of
 //! cache lines it touches (layout in [`super::flows`]):
-//! * flows live in a slab indexed by `u32`, found through a compact
-//!   open-addressed index keyed by a seeded hash of (class, prefix), both
-//!   bounded by `max_flows`; queued Interests live in one packet slab shared
-//!   by all flows, each flow's queue a linked list of slab indices;
+//! * flows live in an open-addressed table keyed by a seeded hash of
+//!   (class, prefix) and bounded by `max_flows` (a flow's id is its slot,
+//!   see `flow_table.rs`); queued Interests live in one packet slab
+//!   shared by all flows, each flow's queue a linked list of slab indices;
 //! * each class keeps the backlogged flows on an active ring of flow ids
 //!   served by deficit round robin: a flow at the head gets `quantum·w·φ`
 //!   (precomputed when w or φ change) once per turn and sends while its
 //!   deficit covers the head packet (amortised O(1); strictly so when the
-//!   quantum is at least the largest packet); serving a flow prefetches the
-//!   lines of the flows a few turns ahead and of their head packets;
+//!   quantum is at least the largest packet). The DRR decision is taken
+//!   when a class gets a new head, so choosing among classes reads only
+//!   the class records; serving a flow of a long ring prefetches the lines
+//!   of the flows a few turns ahead and of their head packets;
 //! * the five delay-tolerant classes are chosen by self-clocked WFQ over
 //!   their head packets (a fixed 5 comparisons) on an integer virtual time
 //!   (2^20 units per bit for the largest ω, wrapping comparisons), the three
-//!   delay-sensitive ones by strict priority with a token bucket each;
+//!   delay-sensitive ones by strict priority with a token bucket each (a
+//!   blocked one is skipped by one compare until a lower bound of its
+//!   refill instant); a bitmap of backlogged classes drives both scans;
 //! * a final token bucket at η·C paces the face.
 //!
-//! No floating point and no division runs per packet.
+//! No floating point and no division runs per packet (the exact refill
+//! wait is divided out only when nothing at all can be sent).
 
 use super::class::ServiceClass;
 pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
-use super::flows::{self, quantum, Arena, Flow, FlowHasher, FlowIndex, FlowPecn, MAX_FLOWS, NIL};
+use super::flows::{self, quantum, Arena, Flow, FlowHasher, FlowPecn, TagIndex};
+use super::ring::Ring;
 use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 /// DRR turns ahead whose head packet a pop prefetches.
@@ -34,6 +39,9 @@ const PACKET_AHEAD: usize = 2;
 const FLOW_AHEAD: usize = 4;
 /// Active-ring entries ahead (one 64-byte line of ids) a pop prefetches.
 const RING_AHEAD: usize = 20;
+/// Ring length below which a pop prefetches nothing: the lines of a few
+/// hundred flows and their head packets stay in L1/L2 between turns.
+const PREFETCH_MIN_FLOWS: usize = 256;
 
 /// Fixed-point scale of SCFQ virtual time: the class with the largest ω
 /// advances 2^20 virtual units per bit.
@@ -78,10 +86,12 @@ pub(super) struct Class {
     /// Backlogged flows in DRR order. A ring of ids rather than a list
     /// threaded through the flows, so the flows a few turns ahead can be
     /// prefetched without chasing pointers through cold lines.
-    active: VecDeque<u32>,
-    /// Cached result of the last DRR peek (flow id, size), valid until the
-    /// class is served: peeking all classes per packet then touches no flow.
-    peeked: Option<(u32, u32)>,
+    pub(super) active: Ring,
+    /// The DRR decision for the class's next packet (flow id, size), made
+    /// as soon as the class gets a new head (first enqueue, or a pop that
+    /// leaves it backlogged) and valid until the class is served: choosing
+    /// among the classes then touches no flow and branches on no cache.
+    pub(super) peeked: Option<(u32, u32)>,
     pub(super) queued: u32,
     /// SCFQ start tag of the head packet and finish tag of the last one.
     start: u64,
@@ -95,20 +105,35 @@ pub(super) struct Class {
 pub struct CdsScheduler<T> {
     pub(super) cfg: QsccpConfig,
     pub(super) classes: [Class; 8],
+    /// The flow table: slot `i` holds a flow iff `index` says it is live
+    /// (`flows[i].live` agrees); `pecn` is parallel, off the packet path.
     pub(super) flows: Vec<Flow>,
     pub(super) pecn: Vec<FlowPecn>,
-    free_flows: Vec<u32>,
-    hasher: FlowHasher,
-    index: FlowIndex,
+    pub(super) hasher: FlowHasher,
+    pub(super) index: TagIndex,
     arena: Arena<T>,
+    /// Bit c set iff class c has queued Interests: the per-packet scans
+    /// visit backlogged classes only.
+    backlog: u8,
     ds_buckets: [TokenBucket; 3],
+    /// Per DS class, a time (ns) before which its bucket cannot pay for its
+    /// current head (0 = not known): a blocked class costs one compare until
+    /// then. Safe, since only serving the class takes its tokens; cleared
+    /// whenever its head changes.
+    ds_ready_ns: [u64; 3],
     final_bucket: TokenBucket,
+    /// Queue cap per class (`dt_class_capacity` for DT, none for DS), so
+    /// the check is one compare whatever the class.
+    class_cap: [u32; 8],
     vtime: u64,
     vt_step: [u64; 5],
     queued: u32,
     dt_queued: u32,
     pub(super) interest_in_bits: u64,
     pub(super) last_period: Timestamp,
+    /// A time (ns) no later than `last_period + period`, so the per-packet
+    /// period check is one integer compare.
+    pub(super) period_due_ns: u64,
     pub(super) class_capacity_bps: [f64; 8],
     stats: CdsStats,
 }
@@ -121,34 +146,45 @@ impl<T> CdsScheduler<T> {
         let ds_bucket = |d: f64| {
             TokenBucket::with_bits((d * link) as u64, cfg.ds_burst_bits.max(max_size), now)
         };
-        CdsScheduler {
+        let mut s = CdsScheduler {
             cfg,
             classes: Default::default(),
             flows: Vec::new(),
             pecn: Vec::new(),
-            free_flows: Vec::new(),
             hasher: FlowHasher::new(hash_seed),
-            index: FlowIndex::new(),
+            index: TagIndex::default(),
             arena: Arena::default(),
+            backlog: 0,
             ds_buckets: [
                 ds_bucket(cfg.delta[0]),
                 ds_bucket(cfg.delta[1]),
                 ds_bucket(cfg.delta[2]),
             ],
+            ds_ready_ns: [0; 3],
             final_bucket: TokenBucket::with_bits(
                 link as u64,
                 cfg.final_burst_bits.max(max_size),
                 now,
             ),
+            class_cap: core::array::from_fn(|c| {
+                if c < 3 {
+                    u32::MAX
+                } else {
+                    cfg.dt_class_capacity
+                }
+            }),
             vtime: 0,
             vt_step: vt_steps(cfg.omega),
             queued: 0,
             dt_queued: 0,
             interest_in_bits: 0,
             last_period: now,
+            period_due_ns: 0,
             class_capacity_bps: [0.0; 8],
             stats: CdsStats::default(),
-        }
+        };
+        s.set_period_due();
+        s
     }
 
     /// Configuration in use.
@@ -212,6 +248,12 @@ impl<T> CdsScheduler<T> {
         self.interest_in_bits = self.interest_in_bits.saturating_add(wire_bytes as u64 * 8);
     }
 
+    /// Recomputes [`period_due_ns`](Self::period_due_ns) from `last_period`.
+    pub(super) fn set_period_due(&mut self) {
+        let period_ns = u64::try_from(self.cfg.period.as_nanos()).unwrap_or(u64::MAX);
+        self.period_due_ns = self.last_period.as_nanos().saturating_add(period_ns);
+    }
+
     /// Queues an Interest of flow (class, prefix) whose Data is expected to
     /// be `data_size_bits` long (Dsz; `None` = the configured default).
     pub fn enqueue(
@@ -235,7 +277,12 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowTableFull,
             });
         };
-        let flow = &mut self.flows[id as usize];
+        let Some(flow) = self.flows.get_mut(id as usize) else {
+            return Err(Rejected {
+                item,
+                reason: RejectReason::FlowTableFull,
+            });
+        };
         flow.offered_bits += u64::from(size);
         if flow.len >= self.cfg.flow_queue_capacity {
             self.stats.flow_queue_full += 1;
@@ -244,8 +291,8 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowQueueFull,
             });
         }
-        let dt = !class.is_delay_sensitive();
-        if dt && self.classes[c].queued >= self.cfg.dt_class_capacity {
+        let dt = c >= 3;
+        if self.classes[c].queued >= self.class_cap[c] {
             self.stats.class_full += 1;
             return Err(Rejected {
                 item,
@@ -258,13 +305,18 @@ impl<T> CdsScheduler<T> {
         if was_empty {
             cls.active.push_back(id);
         }
-        if cls.queued == 0 {
+        let first = cls.queued == 0;
+        if first {
             cls.start = vt_max(cls.finish, self.vtime);
+            self.backlog |= 1 << c;
         }
         cls.queued += 1;
         self.queued += 1;
         self.dt_queued += u32::from(dt);
         self.stats.enqueued += 1;
+        if first {
+            self.drr_turn(c);
+        }
         Ok(())
     }
 
@@ -274,41 +326,33 @@ impl<T> CdsScheduler<T> {
         if self.queued == 0 {
             return Dequeue::Empty;
         }
-        let mut ds_blocked: [Option<u32>; 3] = [None; 3];
+        let now_ns = now.as_nanos();
         let mut pick: Option<(usize, u32, u32, Option<u64>)> = None;
-        for (c, blocked) in ds_blocked.iter_mut().enumerate() {
-            if self.classes[c].queued == 0 {
-                continue;
-            }
+        let mut ds = self.backlog & 0b111;
+        if ds != 0 {
+            ds &= self.ds_unblocked(now_ns);
+        }
+        while ds != 0 {
+            let c = ds.trailing_zeros() as usize;
+            ds &= ds - 1;
             let Some((id, size)) = self.drr_peek(c) else {
                 continue;
             };
-            if self.ds_buckets[c].has_bits(now, u64::from(size)) {
+            let bucket = &mut self.ds_buckets[c];
+            if bucket.has_bits(now, u64::from(size)) {
                 pick = Some((c, id, size, None));
                 break;
             }
-            *blocked = Some(size);
+            self.ds_ready_ns[c] = bucket.ready_lower_bound_ns(now, u64::from(size));
         }
         if pick.is_none() && self.dt_queued > 0 {
             pick = self.wfq_pick();
         }
         let Some((c, id, size, tag)) = pick else {
-            // Only rate-limited DS classes are backlogged: wake at the earliest refill.
-            let mut wait: Option<Timestamp> = None;
-            for (i, blocked) in ds_blocked.iter().enumerate() {
-                if let Some(size) = *blocked {
-                    if let Some(d) = self.ds_buckets[i].time_until_bits(now, u64::from(size)) {
-                        wait = Some(wait.map_or(now + d, |w| w.min(now + d)));
-                    }
-                }
-            }
-            return wait.map_or(Dequeue::Empty, Dequeue::NotBefore);
+            return self.ds_wait(now);
         };
         if !self.final_bucket.try_consume_bits(now, u64::from(size)) {
-            return match self.final_bucket.time_until_bits(now, u64::from(size)) {
-                Some(d) => Dequeue::NotBefore(now + d),
-                None => Dequeue::NotBefore(now + self.cfg.period),
-            };
+            return self.final_wait(now, size);
         }
         if c < 3 {
             self.ds_buckets[c].try_consume_bits(now, u64::from(size));
@@ -325,10 +369,13 @@ impl<T> CdsScheduler<T> {
         };
         self.stats.dequeued += 1;
         self.stats.sent_bits[c] += u64::from(size);
-        if c >= 3 && self.dt_queued == 0 {
+        // Idempotent once DT is empty (DS service leaves the tags at 0).
+        if self.dt_queued == 0 {
             self.reset_virtual_time();
         }
-        let flow = &self.flows[id as usize];
+        let Some(flow) = self.flows.get(id as usize) else {
+            return Dequeue::NotBefore(now);
+        };
         Dequeue::Item(Scheduled {
             item: q.item,
             class: flow.class,
@@ -339,23 +386,83 @@ impl<T> CdsScheduler<T> {
         })
     }
 
-    /// Self-clocked WFQ over the backlogged delay-tolerant classes.
-    fn wfq_pick(&mut self) -> Option<(usize, u32, u32, Option<u64>)> {
-        let mut best: Option<(usize, u32, u32, u64)> = None;
-        for c in 3..8 {
-            if self.classes[c].queued == 0 {
+    /// Bits 0-2: the DS classes whose bucket may pay for their head at
+    /// `now_ns` (their cached lower bound has passed).
+    #[inline]
+    fn ds_unblocked(&self, now_ns: u64) -> u8 {
+        let r = &self.ds_ready_ns;
+        u8::from(now_ns >= r[0]) | u8::from(now_ns >= r[1]) << 1 | u8::from(now_ns >= r[2]) << 2
+    }
+
+    /// Only rate-limited DS classes are backlogged: wake at the earliest
+    /// instant one of their buckets pays for its head, `Empty` if none ever can.
+    #[cold]
+    fn ds_wait(&mut self, now: Timestamp) -> Dequeue<T> {
+        let mut wait: Option<Timestamp> = None;
+        for c in 0..3 {
+            if self.backlog & (1 << c) == 0 {
                 continue;
             }
-            let Some((id, size)) = self.drr_peek(c) else {
+            let Some((_, size)) = self.drr_peek(c) else {
                 continue;
             };
-            let step = u64::from(size) * self.vt_step[c - 3];
-            let tag = self.classes[c].start.wrapping_add(step);
-            if best.is_none_or(|b| vt_before(tag, b.3)) {
-                best = Some((c, id, size, tag));
+            if let Some(d) = self.ds_buckets[c].time_until_bits(now, u64::from(size)) {
+                wait = Some(wait.map_or(now + d, |w| w.min(now + d)));
             }
         }
-        best.map(|(c, id, size, tag)| (c, id, size, Some(tag)))
+        wait.map_or(Dequeue::Empty, Dequeue::NotBefore)
+    }
+
+    #[cold]
+    fn final_wait(&mut self, now: Timestamp, size: u32) -> Dequeue<T> {
+        match self.final_bucket.time_until_bits(now, u64::from(size)) {
+            Some(d) => Dequeue::NotBefore(now + d),
+            None => Dequeue::NotBefore(now + self.cfg.period),
+        }
+    }
+
+    /// Self-clocked WFQ over the backlogged delay-tolerant classes: the
+    /// smallest finish tag of their head packets, lowest class on ties.
+    /// Every backlogged class's tag is at or after `vtime` (the winner's
+    /// tag; the losers' tags were larger and do not change until served;
+    /// a class joining starts at or after `vtime`), so the wrapping order
+    /// is the plain order of `tag - vtime`, and the minimum is found
+    /// without a data-dependent branch.
+    #[inline]
+    fn wfq_pick(&mut self) -> Option<(usize, u32, u32, Option<u64>)> {
+        let dt = self.backlog >> 3;
+        if dt.is_power_of_two() {
+            // One backlogged class: nothing to compare.
+            let k = dt.trailing_zeros() as usize;
+            let cls = &self.classes[k + 3];
+            let (id, size) = cls.peeked?;
+            let tag = cls.start.wrapping_add(u64::from(size) * self.vt_step[k]);
+            return Some((k + 3, id, size, Some(tag)));
+        }
+        let mut best_c = 0usize;
+        let mut best_key = u64::MAX;
+        let mut best_tag = 0u64;
+        for k in 0..5 {
+            let c = k + 3;
+            let cls = &self.classes[c];
+            let size = cls.peeked.map_or(0, |p| p.1);
+            let tag = cls.start.wrapping_add(u64::from(size) * self.vt_step[k]);
+            let eligible = self.backlog & (1 << c) != 0 && cls.peeked.is_some();
+            let key = if eligible {
+                tag.wrapping_sub(self.vtime)
+            } else {
+                u64::MAX
+            };
+            let better = key < best_key;
+            best_key = if better { key } else { best_key };
+            best_tag = if better { tag } else { best_tag };
+            best_c = if better { c } else { best_c };
+        }
+        if best_key == u64::MAX {
+            return None;
+        }
+        let (id, size) = self.classes[best_c].peeked?;
+        Some((best_c, id, size, Some(best_tag)))
     }
 
     fn reset_virtual_time(&mut self) {
@@ -370,22 +477,27 @@ impl<T> CdsScheduler<T> {
     /// the flow [`PACKET_AHEAD`] turns ahead (its line was fetched earlier)
     /// and the line of the flow [`FLOW_AHEAD`] turns ahead, so a class
     /// served back to back still finds its lines in cache.
+    #[inline]
     fn prefetch_next_turn(&self, c: usize) {
         let active = &self.classes[c].active;
+        if active.len() < PREFETCH_MIN_FLOWS {
+            // A short ring's flows are still cached from their last turn.
+            return;
+        }
         if let Some(f) = active
             .get(PACKET_AHEAD)
-            .and_then(|&id| self.flows.get(id as usize))
+            .and_then(|id| self.flows.get(id as usize))
         {
             flows::prefetch_packet(&self.arena, f.head);
         }
         if let Some(f) = active
             .get(FLOW_AHEAD)
-            .and_then(|&id| self.flows.get(id as usize))
+            .and_then(|id| self.flows.get(id as usize))
         {
             flows::prefetch(f);
         }
         // The ring itself: its next line was written a whole round ago.
-        if let Some(id) = active.get(RING_AHEAD) {
+        if let Some(id) = active.slot(RING_AHEAD) {
             flows::prefetch(id);
         }
     }
@@ -400,10 +512,11 @@ impl<T> CdsScheduler<T> {
         }
     }
 
+    #[inline]
     fn drr_turn(&mut self, c: usize) -> Option<(u32, u32)> {
         let cls = &mut self.classes[c];
         loop {
-            let id = *cls.active.front()?;
+            let id = cls.active.front()?;
             let Some(flow) = self.flows.get_mut(id as usize) else {
                 cls.active.pop_front();
                 continue;
@@ -425,108 +538,35 @@ impl<T> CdsScheduler<T> {
             }
             // Turn over: to the back of the list, deficit kept.
             flow.in_turn = false;
-            cls.active.rotate_left(1);
+            cls.active.rotate();
         }
     }
 
+    #[inline]
     fn drr_pop(&mut self, c: usize, id: u32, size: u32) -> Option<flows::Popped<T>> {
         self.classes[c].peeked = None;
+        if let Some(r) = self.ds_ready_ns.get_mut(c) {
+            *r = 0;
+        }
         let flow = self.flows.get_mut(id as usize)?;
         let q = flows::pop(&mut self.arena, flow)?;
         flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
+        let cls = &mut self.classes[c];
         if flow.len == 0 {
             flow.deficit_bits = 0;
             flow.in_turn = false;
-            self.classes[c].active.pop_front();
+            cls.active.pop_front();
         }
-        self.classes[c].queued -= 1;
+        cls.queued -= 1;
+        if cls.queued == 0 {
+            self.backlog &= !(1 << c);
+        } else {
+            self.drr_turn(c);
+        }
         self.queued -= 1;
         self.dt_queued -= u32::from(c >= 3);
         self.prefetch_next_turn(c);
         Some(q)
-    }
-
-    /// The slab index of flow (class, prefix), if tracked.
-    pub(super) fn find(&self, class: ServiceClass, prefix: u64) -> Option<u32> {
-        let hash = self.hasher.hash(class, prefix);
-        let flows = &self.flows;
-        self.index.find(hash, |id| {
-            flows
-                .get(id as usize)
-                .is_some_and(|f| f.prefix == prefix && f.class == class)
-        })
-    }
-
-    fn flow_id(&mut self, class: ServiceClass, prefix: u64) -> Option<u32> {
-        let hash = self.hasher.hash(class, prefix);
-        let flows = &self.flows;
-        let found = self.index.find(hash, |id| {
-            flows
-                .get(id as usize)
-                .is_some_and(|f| f.prefix == prefix && f.class == class)
-        });
-        if found.is_some() {
-            return found;
-        }
-        if self.index.len() >= self.cfg.max_flows.min(MAX_FLOWS) as usize {
-            return None;
-        }
-        let pecn = FlowPecn {
-            weight: 1.0,
-            phi: 1.0,
-            greedy: 0,
-        };
-        let flow = Flow {
-            head: NIL,
-            tail: NIL,
-            len: 0,
-            head_size_bits: 0,
-            quantum_bits: quantum(self.cfg.quantum_bits, &pecn),
-            deficit_bits: 0,
-            class,
-            in_turn: false,
-            live: true,
-            has_rate: false,
-            prefix,
-            offered_bits: 0,
-            rate_bps: 0.0,
-        };
-        let id = match self.free_flows.pop() {
-            Some(id) => {
-                self.flows[id as usize] = flow;
-                self.pecn[id as usize] = pecn;
-                id
-            }
-            None => {
-                self.flows.push(flow);
-                self.pecn.push(pecn);
-                (self.flows.len() - 1) as u32
-            }
-        };
-        let (hasher, flows) = (self.hasher, &self.flows);
-        self.index.insert(hash, id, |i| {
-            let f = &flows[i as usize];
-            hasher.hash(f.class, f.prefix)
-        });
-        Some(id)
-    }
-
-    /// Forgets an idle flow (called by the PECN period).
-    pub(super) fn remove_flow(&mut self, id: u32) {
-        let Some(flow) = self.flows.get_mut(id as usize) else {
-            return;
-        };
-        if !flow.live || flow.len != 0 {
-            return;
-        }
-        flow.live = false;
-        let hash = self.hasher.hash(flow.class, flow.prefix);
-        let (hasher, flows) = (self.hasher, &self.flows);
-        self.index.remove(hash, id, |i| {
-            let f = &flows[i as usize];
-            hasher.hash(f.class, f.prefix)
-        });
-        self.free_flows.push(id);
     }
 }
 
