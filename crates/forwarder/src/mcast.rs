@@ -51,6 +51,9 @@ pub struct McastConfig {
     pub occupancy_alpha: f64,
     /// Probability that a unicast Data is sampled for the flow count N_i.
     pub flow_sample_probability: f64,
+    /// Insert cloned group Data into the Content Store, so that receivers'
+    /// repair Interests (`/<group>/seq=<n>`) are answered inside the tree.
+    pub cache_group_data: bool,
 }
 
 impl Default for McastConfig {
@@ -71,6 +74,7 @@ impl Default for McastConfig {
             // cc-core's 0.01 misses Mbit/s flows for whole windows; see
             // configs/icnfwd.toml.
             flow_sample_probability: 0.1,
+            cache_group_data: true,
         }
     }
 }
@@ -158,6 +162,7 @@ pub fn install(fwd: &mut Forwarder, cfg: &McastConfig, rng_seed: u64) {
 #[derive(Debug)]
 pub struct McastNode {
     cfg: NodeConfig,
+    cache_group_data: bool,
     qmax_packets: u64,
     node: Option<MulticastNode>,
     scratch: Vec<u64>,
@@ -168,6 +173,7 @@ impl McastNode {
     pub fn new(cfg: &McastConfig, rng_seed: u64) -> Self {
         McastNode {
             cfg: cfg.node_config(rng_seed),
+            cache_group_data: cfg.cache_group_data,
             qmax_packets: cfg.occupancy_queue_packets.max(1),
             node: None,
             scratch: Vec::new(),
@@ -258,6 +264,16 @@ impl MulticastHook for McastNode {
                 GroupDataVerdict::Forward
             }
         }
+    }
+
+    fn is_group_data(&self, name: &Name) -> bool {
+        self.node
+            .as_ref()
+            .is_some_and(|n| !n.mnft().is_empty() && n.mnft().longest_match(name).is_some())
+    }
+
+    fn cache_group_data(&self) -> bool {
+        self.cache_group_data
     }
 
     fn unicast_data(&mut self, face: FaceId, name: &Name) {

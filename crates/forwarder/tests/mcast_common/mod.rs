@@ -11,7 +11,7 @@ use icn_forwarder::testing::flows::LawFlow;
 use icn_forwarder::testing::{reply_frame, AppId, LinkParams, Network, NodeId};
 use icn_multicast::wire::Subscription;
 use icn_multicast::{
-    GroupPacket, MulticastReceiver, MulticastSource, NodeStats, ReceiverConfig, SourceConfig,
+    Delivery, GroupPacket, MulticastReceiver, MulticastSource, NodeStats, ReceiverConfig, SourceConfig,
 };
 use icn_tlv::{MccFeedback, Name, NetPacket};
 
@@ -60,6 +60,8 @@ pub struct Source {
     pub rates: Vec<(Timestamp, f64)>,
     /// Repair Interests answered from the source's buffer.
     pub repairs_answered: u64,
+    /// Stream this many packets (the last one marked as the end), then stop.
+    pub end_after: Option<u64>,
 }
 
 /// A receiver application.
@@ -70,6 +72,11 @@ pub struct Receiver {
     pub alive: bool,
     /// (arrival, seq, wire bytes) of every group Data delivered to the app.
     pub arrivals: Vec<(Timestamp, u64, usize)>,
+    /// Sequence numbers released to the application in order, with a flag
+    /// telling whether the payload was the source's (`payload_of`).
+    pub delivered: Vec<(u64, bool)>,
+    /// Sequence numbers released as unrepaired gaps.
+    pub gaps: Vec<u64>,
 }
 
 impl Receiver {
@@ -102,6 +109,14 @@ impl Receiver {
     }
 }
 
+/// The payload of packet `seq`: distinct per packet, so that a receiver
+/// can check it got the right bytes in the right place.
+pub fn payload_of(seq: u64) -> Bytes {
+    let mut v = vec![0x5a; PAYLOAD];
+    v[..8].copy_from_slice(&seq.to_be_bytes());
+    Bytes::from(v)
+}
+
 /// All multicast applications of a test.
 #[derive(Default)]
 pub struct Apps {
@@ -121,6 +136,7 @@ impl Apps {
             feedback: Vec::new(),
             rates: Vec::new(),
             repairs_answered: 0,
+            end_after: None,
         });
     }
 
@@ -138,6 +154,8 @@ impl Apps {
             rx: MulticastReceiver::new(group.clone(), cfg, net.now()),
             alive: true,
             arrivals: Vec::new(),
+            delivered: Vec::new(),
+            gaps: Vec::new(),
         });
         self.receivers.len() - 1
     }
@@ -163,8 +181,13 @@ impl Apps {
             if let Some(rate) = s.src.handle_timeout(now) {
                 s.rates.push((now, rate));
             }
-            while s.src.has_subscribers(now) && s.src.can_send(now) {
-                let frame = s.src.send(now, Bytes::from(vec![0x5a; PAYLOAD]), false);
+            while s.src.has_subscribers(now)
+                && s.src.can_send(now)
+                && s.end_after.is_none_or(|n| s.src.next_seq() < n)
+            {
+                let seq = s.src.next_seq();
+                let end = s.end_after.is_some_and(|n| seq + 1 == n);
+                let frame = s.src.send(now, payload_of(seq), end);
                 net.send(s.app, frame);
             }
         }
@@ -186,6 +209,14 @@ impl Apps {
                 continue;
             }
             r.rx.handle_timeout(now);
+            while let Some(d) = r.rx.pop_delivery() {
+                match d {
+                    Delivery::Payload { seq, payload } => {
+                        r.delivered.push((seq, payload == payload_of(seq)));
+                    }
+                    Delivery::Gap { seq } => r.gaps.push(seq),
+                }
+            }
             while let Some(o) = r.rx.poll_output() {
                 self.nonce = self
                     .nonce
