@@ -13,8 +13,11 @@ use core::any::Any;
 use cc_core::srmcc::SrmccConfig;
 use cc_core::{Duration, Timestamp};
 use icn_multicast::wire::{subscription_kind, Subscription};
+use icn_multicast::GroupPacket;
 use icn_multicast::{DataVerdict, FaceSample, MnftLimits, MulticastNode, NodeConfig, NodeStats};
-use icn_tlv::{Interest, MccFeedback, Name};
+use icn_tlv::{Data, Interest, MccFeedback, Name};
+
+use crate::mgmt::{McastGroupState, McastState};
 use serde::Deserialize;
 
 use crate::engine::{
@@ -190,6 +193,55 @@ impl McastNode {
         self.node.as_ref().map(|n| *n.stats()).unwrap_or_default()
     }
 
+    /// Counters and groups for `icnfwd status` (the `multicast/icnfwd-groups`
+    /// dataset).
+    pub fn status(&self) -> McastState {
+        let s = self.stats();
+        let counters = [
+            (
+                "groups",
+                self.node.as_ref().map_or(0, |n| n.mnft().len() as u64),
+            ),
+            ("joins-in", s.joins_in),
+            ("leaves-in", s.leaves_in),
+            ("joins-out", s.joins_out),
+            ("leaves-out", s.leaves_out),
+            ("expirations", s.expirations),
+            ("subscriptions-rejected", s.subscriptions_rejected),
+            ("mcc-in", s.feedback_in),
+            ("mcc-out", s.feedback_out),
+            ("mcc-rejected", s.feedback_rejected),
+            ("data-in", s.data_in),
+            ("copies-out", s.copies_out),
+            ("data-wrong-face", s.data_wrong_face),
+        ]
+        .into_iter()
+        .map(|(n, c)| (n.to_owned(), c))
+        .collect();
+        let mut groups: Vec<McastGroupState> = self
+            .node
+            .iter()
+            .flat_map(|n| {
+                n.mnft().iter().map(move |(name, e)| {
+                    let fair = e.upstream.and_then(|u| n.fair_share_bps(u));
+                    McastGroupState {
+                        name: name.clone(),
+                        upstream: e.upstream,
+                        downstream: e.downstream.iter().map(|d| d.face).collect(),
+                        copies_sent: e.copies_sent,
+                        announced_rate_bps: e.announced_rate_bps,
+                        last_seq: e.last_seq,
+                        fair_share_bps: fair.filter(|f| f.is_finite()).map(|f| f as u64),
+                        flow_count: e.upstream.and_then(|u| n.flow_count(u)).map(|c| c as u64),
+                        occupancy_ppm: (n.group_occupancy(name) * 1e6) as u64,
+                    }
+                })
+            })
+            .collect();
+        groups.sort_by(|a, b| a.name.value().cmp(b.name.value()));
+        McastState { counters, groups }
+    }
+
     /// The McastNode installed on `fwd`, if any.
     pub fn of(fwd: &Forwarder) -> Option<&McastNode> {
         fwd.multicast_hook().as_any().downcast_ref::<McastNode>()
@@ -274,6 +326,13 @@ impl MulticastHook for McastNode {
 
     fn cache_group_data(&self) -> bool {
         self.cache_group_data
+    }
+
+    fn observe_group_data(&mut self, data: &Data) {
+        let (Some(node), Ok(p)) = (self.node.as_mut(), GroupPacket::from_data(data)) else {
+            return;
+        };
+        node.note_group_packet(&p.group, p.seq, p.rate_bps);
     }
 
     fn unicast_data(&mut self, face: FaceId, name: &Name) {

@@ -52,7 +52,13 @@ fn stream_keeps_its_fair_share_against_two_cubic_flows() {
     let mut flows: Vec<LawFlow<Scheme>> = (0..2)
         .map(|i| {
             let app = t.net.add_consumer(t.b);
-            LawFlow::new(app, &format!("/uni/file{i}"), Scheme::new(&opts), secs(0), end)
+            LawFlow::new(
+                app,
+                &format!("/uni/file{i}"),
+                Scheme::new(&opts),
+                secs(0),
+                end,
+            )
         })
         .collect();
     // B's fair-share estimate and flow count for its upstream, once a second.
@@ -61,7 +67,7 @@ fn stream_keeps_its_fair_share_against_two_cubic_flows() {
     let mut next = secs(FROM_S);
     run(&mut t.net, &mut apps, &mut flows, end, |net, _| {
         if net.now() >= next {
-            next = next + ms(1000);
+            next += ms(1000);
             let node = McastNode::of(net.node(b)).and_then(McastNode::node);
             if let Some(n) = node {
                 let fair = n.fair_share_bps(b_up.0).unwrap_or(f64::NAN);
@@ -143,7 +149,10 @@ fn stream_keeps_its_fair_share_against_two_cubic_flows() {
     // never zero: every 1 s window delivers at least a tenth of it.
     for (i, (rate, min_s)) in rx_rates.iter().enumerate() {
         assert!(*rate <= FAIR_BPS * 1.05, "receiver {i}: {rate} > C/3");
-        assert!(*min_s >= FAIR_BPS * 0.1, "receiver {i}: a window at {min_s}");
+        assert!(
+            *min_s >= FAIR_BPS * 0.1,
+            "receiver {i}: a window at {min_s}"
+        );
     }
     // The unicast flows are not starved by the stream either.
     for (i, c) in cubic.iter().enumerate() {

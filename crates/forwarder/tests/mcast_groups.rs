@@ -59,11 +59,7 @@ fn four_groups_converge_to_equal_rates() {
             src.src.rate_bps(),
             TO_S - FROM_S
         );
-        assert!(
-            s.loss_ratio() <= 0.01,
-            "group {i} loss {}",
-            s.loss_ratio()
-        );
+        assert!(s.loss_ratio() <= 0.01, "group {i} loss {}", s.loss_ratio());
         rates.push(rate);
     }
     let j = jain(&rates);

@@ -59,7 +59,7 @@ fn graft_prune_and_expiry_mid_stream() {
             apps.receivers[0].alive = false;
         }
         if now >= next {
-            next = next + ms(100);
+            next += ms(100);
             let d = |i: usize| net.link_delivered(b, b_down[i]).map_or(0, |x| x.0);
             log.push((now, d(0), d(1), downstream(net, b, &g2)));
         }

@@ -39,6 +39,6 @@ pub use node::{
 };
 pub use pacer::Pacer;
 pub use receiver::{MulticastReceiver, ReceiverConfig, ReceiverOutput, ReceiverStats};
-pub use repair::{Delivery, RepairConfig, RepairStats, Reorder};
+pub use repair::{Delivery, Reorder, RepairConfig, RepairStats};
 pub use source::{MulticastSource, SourceConfig, SourceStats};
 pub use wire::{GroupPacket, Subscription, SubscriptionKind};

@@ -301,6 +301,19 @@ impl MulticastNode {
         DataVerdict::Forward
     }
 
+    /// Records what a cloned group packet announced (status output).
+    pub fn note_group_packet(&mut self, group: &Name, seq: u64, rate_bps: u64) {
+        if let Some(e) = self.mnft.get_mut(group) {
+            e.announced_rate_bps = Some(rate_bps);
+            e.last_seq = Some(e.last_seq.map_or(seq, |s| s.max(seq)));
+        }
+    }
+
+    /// The largest occupancy EWMA over the downstream faces of `group`.
+    pub fn group_occupancy(&self, group: &Name) -> f64 {
+        self.mnft.get(group).map_or(0.0, |e| self.own_occupancy(e))
+    }
+
     /// A unicast packet arrived on `face`; `flow_key` identifies its flow
     /// (e.g. a hash of the name's first components). Sampled for `N_i(t)`
     /// when `face` is some group's upstream.
@@ -529,9 +542,14 @@ impl MulticastNode {
             .unwrap_or_default()
     }
 
-    /// The current fair-share estimate `C_i / N_i(t)` of an upstream face.
+    /// The current fair-share estimate `C_i / N_i(t)` of an upstream face;
+    /// `None` when the face is no group's upstream or its capacity is
+    /// unknown (the node then reports no limit).
     pub fn fair_share_bps(&self, upstream: u64) -> Option<f64> {
-        self.fair.get(&upstream).map(FairEntry::estimate_bps)
+        self.fair
+            .get(&upstream)
+            .filter(|f| f.capacity_bps.is_some())
+            .map(FairEntry::estimate_bps)
     }
 
     /// `N_i(t)` of an upstream face: groups using it plus the unicast flows

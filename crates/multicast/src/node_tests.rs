@@ -284,10 +284,16 @@ fn unicast_flows_lower_the_fair_share() {
     assert_eq!(n.fair_share_bps(UP), Some(500_000.0));
     n.observe_unicast(UP, 9);
     assert_eq!(n.flow_count(UP), Some(4), "max(1, 3) flows + 1 group");
-    n.handle_subscription(ms(2000), A, &join(), Some(UP)).unwrap();
+    n.handle_subscription(ms(2000), A, &join(), Some(UP))
+        .unwrap();
     n.handle_timeout(ms(4000), &sampler);
-    n.handle_subscription(ms(4000), A, &join(), Some(UP)).unwrap();
-    assert_eq!(n.flow_count(UP), Some(2), "only flow 9 was seen last window");
+    n.handle_subscription(ms(4000), A, &join(), Some(UP))
+        .unwrap();
+    assert_eq!(
+        n.flow_count(UP),
+        Some(2),
+        "only flow 9 was seen last window"
+    );
     n.handle_timeout(ms(6000), &sampler);
     assert_eq!(n.flow_count(UP), Some(1));
     assert_eq!(n.fair_share_bps(UP), Some(2_000_000.0));
@@ -315,8 +321,9 @@ fn downstream_face_capacity_caps_the_reported_fair_share() {
     n.handle_timeout(ms(20), &capped);
     n.handle_feedback(ms(30), A, &fb(0.0, 1.0, wire::UNLIMITED_BPS))
         .unwrap();
-    n.handle_feedback(ms(30), B, &fb(0.0, 1.0, 8_000_000)).unwrap();
-    let _ = n.handle_timeout(ms(400), &capped);
+    n.handle_feedback(ms(30), B, &fb(0.0, 1.0, 8_000_000))
+        .unwrap();
+    n.handle_timeout(ms(400), &capped);
     let out = drain(&mut n);
     let m = out
         .iter()

@@ -12,7 +12,7 @@ use cc_core::{Duration, Timestamp};
 use icn_tlv::{Component, Data, Interest, MccFeedback, Name};
 
 use crate::error::McastError;
-use crate::repair::{Delivery, RepairConfig, RepairStats, Reorder};
+use crate::repair::{Delivery, Reorder, RepairConfig, RepairStats};
 use crate::wire::{self, GroupPacket, Subscription};
 
 /// Parameters of a receiver.
@@ -248,7 +248,9 @@ impl MulticastReceiver {
         if self.left {
             holes
         } else {
-            self.next_refresh.min(self.feedback.poll_timeout()).min(holes)
+            self.next_refresh
+                .min(self.feedback.poll_timeout())
+                .min(holes)
         }
     }
 
@@ -485,12 +487,14 @@ mod tests {
                 .collect()
         };
         assert_eq!(order(&mut r), vec![0]);
-        r.handle_data(Timestamp::from_millis(60), &data(1, 1)).unwrap();
+        r.handle_data(Timestamp::from_millis(60), &data(1, 1))
+            .unwrap();
         assert_eq!(order(&mut r), vec![1, 2]);
         assert_eq!(r.repair_stats().repaired, 1);
         assert_eq!(r.stats().lost, 0);
         // A hole nobody answers is released as a gap after the window.
-        r.handle_data(Timestamp::from_millis(100), &data(4, 1)).unwrap();
+        r.handle_data(Timestamp::from_millis(100), &data(4, 1))
+            .unwrap();
         r.handle_timeout(Timestamp::from_millis(2100));
         assert_eq!(order(&mut r), vec![1003, 4]);
         assert_eq!(r.repair_stats().unrepaired, 1);

@@ -32,6 +32,8 @@ pub struct RepairConfig {
     pub max_buffered: usize,
     /// Most repair Interests emitted per `poll_repairs` call.
     pub max_burst: usize,
+    /// Most deliveries waiting for the application to `pop` them.
+    pub max_ready: usize,
 }
 
 impl Default for RepairConfig {
@@ -43,6 +45,7 @@ impl Default for RepairConfig {
             max_missing: 4096,
             max_buffered: 16_384,
             max_burst: 64,
+            max_ready: 65_536,
         }
     }
 }
@@ -85,7 +88,7 @@ pub struct RepairStats {
     /// Packets that arrived after they were given up (not delivered).
     pub too_late: u64,
     /// Deliveries dropped because the application did not drain them
-    /// (the ready queue is bounded by `max_buffered` too).
+    /// (the ready queue is bounded by `max_ready`).
     pub undrained: u64,
 }
 
@@ -197,14 +200,15 @@ impl Reorder {
         let Some(mut next) = self.next else { return };
         loop {
             if let Some(payload) = self.buffered.remove(&next) {
-                self.ready.push_back(Delivery::Payload { seq: next, payload });
+                self.ready
+                    .push_back(Delivery::Payload { seq: next, payload });
             } else if next < self.high && !self.missing.contains_key(&next) {
                 self.ready.push_back(Delivery::Gap { seq: next });
             } else {
                 break;
             }
             next += 1;
-            if self.ready.len() > self.cfg.max_buffered {
+            if self.ready.len() > self.cfg.max_ready {
                 self.ready.pop_front();
                 self.stats.undrained += 1;
             }

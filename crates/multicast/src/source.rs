@@ -346,7 +346,10 @@ mod tests {
         assert_eq!(s.answer_repair(&ask("/g/seq=5")), None, "not sent yet");
         assert_eq!(s.answer_repair(&ask("/h/seq=4")), None);
         assert_eq!(s.answer_repair(&ask("/g/x/seq=4")), None);
-        assert_eq!((s.stats().repairs_answered, s.stats().repairs_missed), (2, 2));
+        assert_eq!(
+            (s.stats().repairs_answered, s.stats().repairs_missed),
+            (2, 2)
+        );
     }
 
     #[test]

@@ -436,7 +436,13 @@ fn subscribe_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
             .unrepaired_ranges
             .iter()
             .take(20)
-            .map(|(a, b)| if a == b { format!("{a}") } else { format!("{a}-{b}") })
+            .map(|(a, b)| {
+                if a == b {
+                    format!("{a}")
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
             .collect();
         bail!(
             "{} packets were lost and not repaired (seq {}{}); the output is missing their payloads",

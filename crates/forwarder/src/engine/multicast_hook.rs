@@ -123,6 +123,10 @@ pub trait MulticastHook: Send {
     fn cache_group_data(&self) -> bool {
         false
     }
+    /// A group Data was cloned (status: announced rate, latest sequence).
+    fn observe_group_data(&mut self, data: &Data) {
+        let _ = data;
+    }
     /// An ordinary (non-group) Data arrived on `face` (flow sampling for
     /// the fair-share estimate).
     fn unicast_data(&mut self, face: FaceId, name: &Name) {
@@ -277,6 +281,7 @@ impl Forwarder {
                 true
             }
             GroupDataVerdict::Forward => {
+                self.mcast.observe_group_data(data);
                 if self.mcast.cache_group_data() {
                     self.cs.insert(
                         now,

@@ -17,6 +17,7 @@ pub const DATASETS: &[(&str, &str)] = &[
     ("rib", "list"),
     ("strategy-choice", "list"),
     super::face_state::DATASET,
+    super::mcast_state::DATASET,
 ];
 
 /// How a command Interest was signed. Only digests are checked (see

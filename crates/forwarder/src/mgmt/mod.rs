@@ -12,12 +12,14 @@
 //! - [`rib`]: routes by origin with ChildInherit/Capture, feeding the FIB.
 //! - [`face_uri`]: FaceUri parsing.
 //! - [`face_state`]: the icnfwd-specific per-face state dataset.
+//! - [`mcast_state`]: the multicast tree node's counters and groups.
 
 pub mod command;
 pub mod dataset;
 pub mod face_state;
 pub mod face_uri;
 mod manager;
+pub mod mcast_state;
 pub mod params;
 pub mod rib;
 mod wire;
@@ -30,6 +32,7 @@ pub use dataset::{
 pub use face_state::FaceState;
 pub use face_uri::{FaceUri, FaceUriError};
 pub use manager::{FaceCreateRequest, FwdOps, GeneralCounters, Manager, ManagerConfig, MgmtEvent};
+pub use mcast_state::{McastGroupState, McastState};
 pub use params::{ControlParameters, ControlResponse};
 pub use rib::{FibUpdate, Rib, RibError, Route};
 

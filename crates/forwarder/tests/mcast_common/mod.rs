@@ -11,7 +11,8 @@ use icn_forwarder::testing::flows::LawFlow;
 use icn_forwarder::testing::{reply_frame, AppId, LinkParams, Network, NodeId};
 use icn_multicast::wire::Subscription;
 use icn_multicast::{
-    Delivery, GroupPacket, MulticastReceiver, MulticastSource, NodeStats, ReceiverConfig, SourceConfig,
+    Delivery, GroupPacket, MulticastReceiver, MulticastSource, NodeStats, ReceiverConfig,
+    SourceConfig,
 };
 use icn_tlv::{MccFeedback, Name, NetPacket};
 
