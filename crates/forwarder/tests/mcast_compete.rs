@@ -125,11 +125,13 @@ fn stream_keeps_its_fair_share_against_two_cubic_flows() {
         let per_s = r.per_second_bps(from, to);
         let min_s = per_s.iter().copied().fold(f64::INFINITY, f64::min);
         let s = r.rx.stats();
+        let rp = r.rx.repair_stats();
         eprintln!(
-            "receiver {i}: {rate:.0} bit/s mean, {min_s:.0} bit/s lowest 1 s window, {} packets, lost {} ({:.2} %)",
+            "receiver {i}: {rate:.0} bit/s mean, {min_s:.0} bit/s lowest 1 s window, {} packets, {} holes, {} repaired, {} unrepaired",
             s.packets,
-            s.lost,
-            s.loss_ratio() * 100.0
+            rp.repaired + rp.late + rp.unrepaired,
+            rp.repaired,
+            rp.unrepaired
         );
         rx_rates.push((rate, min_s));
     }
