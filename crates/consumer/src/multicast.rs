@@ -527,6 +527,38 @@ mod tests {
     }
 
     #[test]
+    fn gaps_are_skipped_in_order_and_reported_as_ranges() {
+        use icn_multicast::GroupPacket;
+        use icn_tlv::Data;
+        let g: Name = "/g".parse().unwrap();
+        let cfg = ReceiverConfig {
+            repair: None,
+            ..ReceiverConfig::default()
+        };
+        let mut rx = MulticastReceiver::new(g.clone(), cfg, Timestamp::ZERO);
+        let mut out = Vec::new();
+        let mut report = SubscribeReport::default();
+        for seq in [0u64, 2, 3, 6] {
+            let wire = GroupPacket {
+                group: g.clone(),
+                seq,
+                rate_bps: 1,
+                payload: Bytes::from(vec![seq as u8; 2]),
+                end: false,
+            }
+            .encode(None);
+            let d = Data::decode(wire).unwrap();
+            rx.handle_data(Timestamp::ZERO, &d).unwrap();
+            write_deliveries(&mut rx, &mut out, &mut report).unwrap();
+        }
+        rx.finish();
+        write_deliveries(&mut rx, &mut out, &mut report).unwrap();
+        assert_eq!(out, vec![0, 0, 2, 2, 3, 3, 6, 6]);
+        assert_eq!(report.unrepaired, 3);
+        assert_eq!(report.unrepaired_ranges, vec![(1, 1), (4, 5)]);
+    }
+
+    #[test]
     fn summary_names_loss_and_rates() {
         let r = SubscribeReport {
             packets: 99,
