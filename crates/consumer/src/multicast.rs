@@ -15,7 +15,6 @@ use std::time::Instant;
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_multicast::wire::Subscription;
-use icn_multicast::wire::UNLIMITED_BPS;
 use icn_multicast::{
     Delivery, MulticastReceiver, MulticastSource, ReceiverConfig, RepairConfig, SourceConfig,
 };
@@ -244,13 +243,21 @@ pub async fn run_source(
     Ok(report)
 }
 
+/// What a receiver reports when neither `--access-capacity` nor anything
+/// else is known: a ceiling, so that a tree without any configured
+/// capacity (unpaced faces, no queue, no occupancy signal) cannot make the
+/// source double its rate without bound. Faces with a known capacity lower
+/// it at the first forwarder.
+pub const DEFAULT_ACCESS_CAPACITY_BPS: u64 = 100_000_000;
+
 /// Options of a subscriber.
 #[derive(Debug, Clone)]
 pub struct SubscribeOptions {
     /// Access-link capacity reported as the initial fair share, bit/s.
-    /// `None` reports "no limit known": the forwarder the receiver is
-    /// attached to caps it with the capacity of the receiver's face, and
-    /// every tree node with its upstream link's fair share.
+    /// `None` reports [`DEFAULT_ACCESS_CAPACITY_BPS`]; either way the
+    /// forwarder the receiver is attached to caps the report with the
+    /// capacity of the receiver's face when it has one, and every tree node
+    /// adds its upstream link's fair share.
     pub access_capacity_bps: Option<u64>,
     /// Repair gaps with Interests `/<group>/seq=<n>`; `None` writes what
     /// arrives and reports the gaps.
@@ -367,7 +374,9 @@ pub async fn run_subscriber(
 ) -> Result<SubscribeReport, RunError> {
     let clock = Clock(Instant::now());
     let cfg = ReceiverConfig {
-        access_capacity_bps: opts.access_capacity_bps.unwrap_or(UNLIMITED_BPS),
+        access_capacity_bps: opts
+            .access_capacity_bps
+            .unwrap_or(DEFAULT_ACCESS_CAPACITY_BPS),
         repair: opts.repair,
         ..ReceiverConfig::default()
     };

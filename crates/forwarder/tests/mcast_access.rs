@@ -1,7 +1,8 @@
 //! Receivers' access capacity from the forwarder's faces (issue 7), over
 //! real engines in virtual time. Three receivers sit on B behind faces of
 //! 1.5 Mbit/s (a receiver host on an access link) and report no capacity
-//! of their own (`icncat --subscribe` without `--access-capacity`): B caps
+//! of their own (`u64::MAX`; `icncat --subscribe` without
+//! `--access-capacity` reports a 100 Mbit/s ceiling): B caps
 //! each report with the capacity of the face it arrived on, so the source
 //! converges to the access capacity instead of B's 2 Mbit/s upstream, and
 //! nothing is lost. A receiver that gives `--access-capacity` lower than
@@ -52,7 +53,8 @@ fn run_with(reported: &[u64]) -> (f64, Vec<u64>, Vec<Receiver>) {
 
 #[test]
 fn access_capacity_comes_from_the_receivers_face() {
-    let (rate, fair, rxs) = run_with(&[UNLIMITED_BPS; 3]);
+    // No limit, icncat's 100 Mbit/s default, no limit.
+    let (rate, fair, rxs) = run_with(&[UNLIMITED_BPS, 100_000_000, UNLIMITED_BPS]);
     let max_fair = fair.iter().copied().max().unwrap_or(0);
     eprintln!("no flag: source {rate:.0} bit/s, MCC fair share max {max_fair}");
     assert!(!fair.is_empty());

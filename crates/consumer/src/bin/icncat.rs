@@ -30,9 +30,9 @@ struct Args {
     #[arg(long)]
     subscribe: bool,
     /// With --subscribe: access-link capacity reported to the tree (SRMCC's
-    /// initial fair share), e.g. 1.5Mbps. Overrides the default, which
-    /// reports no limit and lets the forwarder cap it with the capacity of
-    /// this receiver's face and its links' fair shares.
+    /// initial fair share), e.g. 1.5Mbps [default: 100Mbps]. The forwarder
+    /// caps the report with the capacity of this receiver's face when it
+    /// has one, so the flag only matters below that.
     #[arg(long, value_name = "RATE")]
     access_capacity: Option<RateSpec>,
     /// With --subscribe: do not repair lost packets; write what arrives.
