@@ -15,7 +15,9 @@ use std::time::Instant;
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_multicast::wire::Subscription;
-use icn_multicast::{MulticastReceiver, MulticastSource, ReceiverConfig, SourceConfig};
+use icn_multicast::{
+    Delivery, MulticastReceiver, MulticastSource, ReceiverConfig, RepairConfig, SourceConfig,
+};
 use icn_tlv::{decode_packet, Name, NetPacket};
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -74,6 +76,10 @@ pub struct SourceReport {
     pub feedback_in: u64,
     /// Algorithm 1 runs.
     pub adaptations: u64,
+    /// Repair Interests answered from the source's buffer.
+    pub repairs_answered: u64,
+    /// Repair Interests for packets no longer buffered.
+    pub repairs_missed: u64,
     /// Rate at the end, bit/s.
     pub final_rate_bps: f64,
     /// Seconds from the first to the last packet.
@@ -203,8 +209,14 @@ pub async fn run_source(
                         let _ = src.handle_feedback(now, &fb);
                     }
                     if let Some(NetPacket::Interest(i)) = net {
+                        if lp.nack.is_some() {
+                            continue;
+                        }
                         if let Some(sub) = Subscription::from_interest(&i) {
                             let _ = src.handle_subscription(now, &sub);
+                        } else if let Some(d) = src.answer_repair(&i) {
+                            // A receiver's repair of a lost packet.
+                            sender.send(d).await?;
                         }
                     }
                 }
@@ -221,6 +233,8 @@ pub async fn run_source(
     report.bytes_sent = s.bytes_sent;
     report.feedback_in = s.feedback_in;
     report.adaptations = s.adaptations;
+    report.repairs_answered = s.repairs_answered;
+    report.repairs_missed = s.repairs_missed;
     report.final_rate_bps = src.rate_bps();
     report.duration_s = match (first_at, done_at) {
         (Some(a), Some(b)) => b.saturating_since(a).as_secs_f64(),
@@ -229,11 +243,25 @@ pub async fn run_source(
     Ok(report)
 }
 
+/// What a receiver reports when neither `--access-capacity` nor anything
+/// else is known: a ceiling, so that a tree without any configured
+/// capacity (unpaced faces, no queue, no occupancy signal) cannot make the
+/// source double its rate without bound. Faces with a known capacity lower
+/// it at the first forwarder.
+pub const DEFAULT_ACCESS_CAPACITY_BPS: u64 = 100_000_000;
+
 /// Options of a subscriber.
 #[derive(Debug, Clone)]
 pub struct SubscribeOptions {
     /// Access-link capacity reported as the initial fair share, bit/s.
-    pub access_capacity_bps: u64,
+    /// `None` reports [`DEFAULT_ACCESS_CAPACITY_BPS`]; either way the
+    /// forwarder the receiver is attached to caps the report with the
+    /// capacity of the receiver's face when it has one, and every tree node
+    /// adds its upstream link's fair share.
+    pub access_capacity_bps: Option<u64>,
+    /// Repair gaps with Interests `/<group>/seq=<n>`; `None` writes what
+    /// arrives and reports the gaps.
+    pub repair: Option<RepairConfig>,
     /// Stop after this long without group Data once the stream started.
     pub idle_timeout: Duration,
     /// Stop after this long in any case.
@@ -245,7 +273,8 @@ pub struct SubscribeOptions {
 impl Default for SubscribeOptions {
     fn default() -> Self {
         SubscribeOptions {
-            access_capacity_bps: 100_000_000,
+            access_capacity_bps: None,
+            repair: Some(RepairConfig::default()),
             idle_timeout: Duration::from_secs(5),
             max_duration: None,
             quiet: false,
@@ -277,8 +306,17 @@ pub struct SubscribeReport {
     pub wire_bytes: u64,
     /// Packets missing from the sequence (gaps not filled later).
     pub lost: u64,
-    /// Packets that filled a gap late.
+    /// Packets that filled a gap late (reordered or repaired).
     pub late: u64,
+    /// Repair Interests sent.
+    pub repair_interests: u64,
+    /// Gaps filled by a repair.
+    pub repaired: u64,
+    /// Packets lost and not repaired within the window: holes in the
+    /// output (the output is written in sequence order without them).
+    pub unrepaired: u64,
+    /// The unrepaired sequence numbers as inclusive ranges (at most 1000).
+    pub unrepaired_ranges: Vec<(u64, u64)>,
     /// Duplicates.
     pub duplicates: u64,
     /// lost / (received + lost).
@@ -302,6 +340,7 @@ impl SubscribeReport {
     pub fn summary(&self) -> String {
         format!(
             "Received {} packets ({} payload bytes), lost {} ({:.2} %), late {}, duplicates {}\n\
+             Repair: {} Interests, {} repaired, {} unrepaired\n\
              Mean rate {:.3} Mbit/s; source announced {:.3}..{:.3} Mbit/s (last {:.3}); end {}\n",
             self.packets,
             self.payload_bytes,
@@ -309,6 +348,9 @@ impl SubscribeReport {
             self.loss_ratio * 100.0,
             self.late,
             self.duplicates,
+            self.repair_interests,
+            self.repaired,
+            self.unrepaired,
             self.mean_rate_bps / 1e6,
             self.announced_min_bps as f64 / 1e6,
             self.announced_max_bps as f64 / 1e6,
@@ -332,7 +374,10 @@ pub async fn run_subscriber(
 ) -> Result<SubscribeReport, RunError> {
     let clock = Clock(Instant::now());
     let cfg = ReceiverConfig {
-        access_capacity_bps: opts.access_capacity_bps,
+        access_capacity_bps: opts
+            .access_capacity_bps
+            .unwrap_or(DEFAULT_ACCESS_CAPACITY_BPS),
+        repair: opts.repair,
         ..ReceiverConfig::default()
     };
     let mut rx = MulticastReceiver::new(group.clone(), cfg, clock.now());
@@ -377,7 +422,8 @@ pub async fn run_subscriber(
                 report.samples.push(sample);
             }
         }
-        if rx.stats().ended {
+        write_deliveries(&mut rx, out, &mut report)?;
+        if rx.is_complete() {
             break;
         }
         if last_at.is_some_and(|t| now.saturating_since(t) >= opts.idle_timeout) {
@@ -407,13 +453,15 @@ pub async fn run_subscriber(
                     let a = pkt.rate_bps;
                     report.announced_min_bps = report.announced_min_bps.min(a);
                     report.announced_max_bps = report.announced_max_bps.max(a);
-                    out.write_all(&pkt.payload).map_err(RunError::Io)?;
                 }
+                write_deliveries(&mut rx, out, &mut report)?;
             }
             _ = tokio::time::sleep_until(clock.instant(wake)) => {}
             _ = &mut ctrl_c => break 'outer,
         }
     }
+    rx.finish();
+    write_deliveries(&mut rx, out, &mut report)?;
     rx.leave();
     while let Some(o) = rx.poll_output() {
         // Best effort: the forwarder may already be gone.
@@ -426,6 +474,9 @@ pub async fn run_subscriber(
     report.lost = s.lost;
     report.late = s.late;
     report.duplicates = s.duplicates;
+    let rp = rx.repair_stats();
+    report.repair_interests = rp.interests;
+    report.repaired = rp.repaired;
     report.loss_ratio = s.loss_ratio();
     report.announced_last_bps = s.announced_rate_bps;
     if report.announced_min_bps == u64::MAX {
@@ -439,6 +490,31 @@ pub async fn run_subscriber(
         }
     }
     Ok(report)
+}
+
+/// Writes the payloads released in sequence order; unrepaired gaps are
+/// skipped in the output and recorded in the report.
+fn write_deliveries(
+    rx: &mut MulticastReceiver,
+    out: &mut dyn Write,
+    report: &mut SubscribeReport,
+) -> Result<(), RunError> {
+    while let Some(d) = rx.pop_delivery() {
+        match d {
+            Delivery::Payload { payload, .. } => out.write_all(&payload).map_err(RunError::Io)?,
+            Delivery::Gap { seq } => {
+                report.unrepaired += 1;
+                let ranges = &mut report.unrepaired_ranges;
+                let n = ranges.len();
+                match ranges.last_mut() {
+                    Some((_, hi)) if *hi + 1 == seq => *hi = seq,
+                    _ if n < 1000 => ranges.push((seq, seq)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -457,6 +533,38 @@ mod tests {
         }
         assert_eq!(sizes, vec![1000, 1000, 500]);
         assert_eq!(got, data);
+    }
+
+    #[test]
+    fn gaps_are_skipped_in_order_and_reported_as_ranges() {
+        use icn_multicast::GroupPacket;
+        use icn_tlv::Data;
+        let g: Name = "/g".parse().unwrap();
+        let cfg = ReceiverConfig {
+            repair: None,
+            ..ReceiverConfig::default()
+        };
+        let mut rx = MulticastReceiver::new(g.clone(), cfg, Timestamp::ZERO);
+        let mut out = Vec::new();
+        let mut report = SubscribeReport::default();
+        for seq in [0u64, 2, 3, 6] {
+            let wire = GroupPacket {
+                group: g.clone(),
+                seq,
+                rate_bps: 1,
+                payload: Bytes::from(vec![seq as u8; 2]),
+                end: false,
+            }
+            .encode(None);
+            let d = Data::decode(wire).unwrap();
+            rx.handle_data(Timestamp::ZERO, &d).unwrap();
+            write_deliveries(&mut rx, &mut out, &mut report).unwrap();
+        }
+        rx.finish();
+        write_deliveries(&mut rx, &mut out, &mut report).unwrap();
+        assert_eq!(out, vec![0, 0, 2, 2, 3, 3, 6, 6]);
+        assert_eq!(report.unrepaired, 3);
+        assert_eq!(report.unrepaired_ranges, vec![(1, 1), (4, 5)]);
     }
 
     #[test]

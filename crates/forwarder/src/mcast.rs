@@ -13,8 +13,11 @@ use core::any::Any;
 use cc_core::srmcc::SrmccConfig;
 use cc_core::{Duration, Timestamp};
 use icn_multicast::wire::{subscription_kind, Subscription};
+use icn_multicast::GroupPacket;
 use icn_multicast::{DataVerdict, FaceSample, MnftLimits, MulticastNode, NodeConfig, NodeStats};
-use icn_tlv::{Interest, MccFeedback, Name};
+use icn_tlv::{Data, Interest, MccFeedback, Name};
+
+use crate::mgmt::{McastGroupState, McastState};
 use serde::Deserialize;
 
 use crate::engine::{
@@ -51,6 +54,9 @@ pub struct McastConfig {
     pub occupancy_alpha: f64,
     /// Probability that a unicast Data is sampled for the flow count N_i.
     pub flow_sample_probability: f64,
+    /// Insert cloned group Data into the Content Store, so that receivers'
+    /// repair Interests (`/<group>/seq=<n>`) are answered inside the tree.
+    pub cache_group_data: bool,
 }
 
 impl Default for McastConfig {
@@ -68,7 +74,10 @@ impl Default for McastConfig {
             max_faces_per_group: node.limits.max_faces_per_group,
             occupancy_queue_packets: 100,
             occupancy_alpha: node.srmcc.occupancy_alpha,
-            flow_sample_probability: node.srmcc.flow_sample_probability,
+            // cc-core's 0.01 misses Mbit/s flows for whole windows; see
+            // configs/icnfwd.toml.
+            flow_sample_probability: 0.1,
+            cache_group_data: true,
         }
     }
 }
@@ -156,6 +165,7 @@ pub fn install(fwd: &mut Forwarder, cfg: &McastConfig, rng_seed: u64) {
 #[derive(Debug)]
 pub struct McastNode {
     cfg: NodeConfig,
+    cache_group_data: bool,
     qmax_packets: u64,
     node: Option<MulticastNode>,
     scratch: Vec<u64>,
@@ -166,6 +176,7 @@ impl McastNode {
     pub fn new(cfg: &McastConfig, rng_seed: u64) -> Self {
         McastNode {
             cfg: cfg.node_config(rng_seed),
+            cache_group_data: cfg.cache_group_data,
             qmax_packets: cfg.occupancy_queue_packets.max(1),
             node: None,
             scratch: Vec::new(),
@@ -180,6 +191,55 @@ impl McastNode {
     /// The node's counters (zero before its first packet).
     pub fn stats(&self) -> NodeStats {
         self.node.as_ref().map(|n| *n.stats()).unwrap_or_default()
+    }
+
+    /// Counters and groups for `icnfwd status` (the `multicast/icnfwd-groups`
+    /// dataset).
+    pub fn status(&self) -> McastState {
+        let s = self.stats();
+        let counters = [
+            (
+                "groups",
+                self.node.as_ref().map_or(0, |n| n.mnft().len() as u64),
+            ),
+            ("joins-in", s.joins_in),
+            ("leaves-in", s.leaves_in),
+            ("joins-out", s.joins_out),
+            ("leaves-out", s.leaves_out),
+            ("expirations", s.expirations),
+            ("subscriptions-rejected", s.subscriptions_rejected),
+            ("mcc-in", s.feedback_in),
+            ("mcc-out", s.feedback_out),
+            ("mcc-rejected", s.feedback_rejected),
+            ("data-in", s.data_in),
+            ("copies-out", s.copies_out),
+            ("data-wrong-face", s.data_wrong_face),
+        ]
+        .into_iter()
+        .map(|(n, c)| (n.to_owned(), c))
+        .collect();
+        let mut groups: Vec<McastGroupState> = self
+            .node
+            .iter()
+            .flat_map(|n| {
+                n.mnft().iter().map(move |(name, e)| {
+                    let fair = e.upstream.and_then(|u| n.fair_share_bps(u));
+                    McastGroupState {
+                        name: name.clone(),
+                        upstream: e.upstream,
+                        downstream: e.downstream.iter().map(|d| d.face).collect(),
+                        copies_sent: e.copies_sent,
+                        announced_rate_bps: e.announced_rate_bps,
+                        last_seq: e.last_seq,
+                        fair_share_bps: fair.filter(|f| f.is_finite()).map(|f| f as u64),
+                        flow_count: e.upstream.and_then(|u| n.flow_count(u)).map(|c| c as u64),
+                        occupancy_ppm: (n.group_occupancy(name) * 1e6) as u64,
+                    }
+                })
+            })
+            .collect();
+        groups.sort_by(|a, b| a.name.value().cmp(b.name.value()));
+        McastState { counters, groups }
     }
 
     /// The McastNode installed on `fwd`, if any.
@@ -258,6 +318,23 @@ impl MulticastHook for McastNode {
         }
     }
 
+    fn is_group_data(&self, name: &Name) -> bool {
+        self.node
+            .as_ref()
+            .is_some_and(|n| !n.mnft().is_empty() && n.mnft().longest_match(name).is_some())
+    }
+
+    fn cache_group_data(&self) -> bool {
+        self.cache_group_data
+    }
+
+    fn observe_group_data(&mut self, data: &Data) {
+        let (Some(node), Ok(p)) = (self.node.as_mut(), GroupPacket::from_data(data)) else {
+            return;
+        };
+        node.note_group_packet(&p.group, p.seq, p.rate_bps);
+    }
+
     fn unicast_data(&mut self, face: FaceId, name: &Name) {
         let Some(node) = self.node.as_mut() else {
             return;
@@ -304,13 +381,24 @@ impl MulticastHook for McastNode {
     }
 }
 
-/// A flow is identified by the first two name components (README step 4).
-fn flow_key(name: &Name) -> u64 {
+/// A unicast flow is the content being fetched: the Data name without its
+/// trailing segment, byte-offset, version, timestamp, sequence-number and
+/// digest components (algorithms.md §4.4 item 7: "distinct active flows
+/// (prefixes) on that link"). Two consumers fetching different files are
+/// two flows even when their names share the first components.
+pub fn flow_key(name: &Name) -> u64 {
     use core::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for c in name.components().take(2) {
-        c.hash(&mut h);
+    const POSITIONAL: [u32; 6] = [1, 50, 52, 54, 56, 58];
+    let mut keep = name.len();
+    while keep > 0
+        && name
+            .get(keep - 1)
+            .is_some_and(|c| POSITIONAL.contains(&c.typ()))
+    {
+        keep -= 1;
     }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    name.value()[..name.prefix_value_len(keep)].hash(&mut h);
     h.finish()
 }
 

@@ -224,3 +224,12 @@ fn copies_are_paced_by_face_capacity() {
     assert_eq!(s.queue_packets, 9);
     assert_eq!(s.capacity_bps, Some(1_000_000));
 }
+
+#[test]
+fn flow_key_ignores_positional_components_only() {
+    let k = |s: &str| flow_key(&s.parse::<Name>().unwrap());
+    assert_eq!(k("/uni/a/v=3/seg=1"), k("/uni/a/v=3/seg=99"));
+    assert_eq!(k("/uni/a/seg=1"), k("/uni/a"));
+    assert_ne!(k("/uni/a/seg=1"), k("/uni/b/seg=1"));
+    assert_ne!(k("/p/f0/file/seg=1"), k("/p/f0/other/seg=1"));
+}

@@ -192,6 +192,12 @@ impl FwdOps for EngineOps<'_> {
             .collect()
     }
 
+    fn mcast_state(&self) -> crate::mgmt::McastState {
+        crate::mcast::McastNode::of(self.0)
+            .map(crate::mcast::McastNode::status)
+            .unwrap_or_default()
+    }
+
     fn face_states(&self) -> Vec<FaceState> {
         self.0
             .faces()

@@ -26,6 +26,7 @@ pub mod node;
 mod node_api;
 pub mod pacer;
 pub mod receiver;
+pub mod repair;
 pub mod source;
 pub mod testing;
 pub mod wire;
@@ -38,5 +39,6 @@ pub use node::{
 };
 pub use pacer::Pacer;
 pub use receiver::{MulticastReceiver, ReceiverConfig, ReceiverOutput, ReceiverStats};
+pub use repair::{Delivery, Reorder, RepairConfig, RepairStats};
 pub use source::{MulticastSource, SourceConfig, SourceStats};
 pub use wire::{GroupPacket, Subscription, SubscriptionKind};

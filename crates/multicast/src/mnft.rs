@@ -58,6 +58,10 @@ pub struct GroupEntry {
     pub downstream: Vec<Downstream>,
     /// Group Data packets cloned (one per downstream copy).
     pub copies_sent: u64,
+    /// The rate the source announced in the latest packet, bit/s.
+    pub announced_rate_bps: Option<u64>,
+    /// The latest sequence number seen from the source.
+    pub last_seq: Option<u64>,
 }
 
 /// What a join did.
@@ -132,6 +136,8 @@ impl Mnft {
                 upstream,
                 downstream: Vec::new(),
                 copies_sent: 0,
+                announced_rate_bps: None,
+                last_seq: None,
             });
         if let Some(d) = entry.downstream.iter_mut().find(|d| d.face == face) {
             d.expires = d.expires.max(expires);

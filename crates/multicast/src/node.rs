@@ -32,7 +32,26 @@ pub use crate::node_api::{
 
 struct FairEntry {
     capacity_bps: Option<u64>,
+    groups: usize,
     est: FairShareEstimator,
+    /// Distinct flows sampled in the previous window: the estimate uses the
+    /// larger of the two windows, so a window reset (or an unlucky window
+    /// in which a slow flow was not sampled) does not make `N_i` collapse
+    /// to the group count for a whole window.
+    prev_flows: usize,
+}
+
+impl FairEntry {
+    fn flows(&self) -> usize {
+        // `flow_count` is groups + sampled flows, at least 1.
+        self.est.flow_count().saturating_sub(self.groups)
+    }
+
+    /// `C_i / N_i(t)` with `N_i = groups + max(flows of this window, of the last)`.
+    fn estimate_bps(&self) -> f64 {
+        let n = (self.groups + self.flows().max(self.prev_flows)).max(1);
+        self.capacity_bps.unwrap_or(UNLIMITED_BPS) as f64 / n as f64
+    }
 }
 
 /// The multicast tree node.
@@ -41,6 +60,10 @@ pub struct MulticastNode {
     mnft: Mnft,
     table: MccTable<Name>,
     occupancy: HashMap<u64, OccupancyAverage>,
+    /// Capacity of each downstream face, from the latest sample: it caps
+    /// the fair share a child reports through that face (the receiver's
+    /// access link, when the child is the receiver itself).
+    down_capacity: HashMap<u64, u64>,
     fair: HashMap<u64, FairEntry>,
     rng: SmallRng,
     pending: VecDeque<NodeOutput>,
@@ -69,6 +92,7 @@ impl MulticastNode {
             mnft: Mnft::new(cfg.limits),
             table: MccTable::new(cfg.limits.max_groups),
             occupancy: HashMap::new(),
+            down_capacity: HashMap::new(),
             fair: HashMap::new(),
             rng: SmallRng::seed_from_u64(cfg.rng_seed),
             pending: VecDeque::new(),
@@ -232,7 +256,10 @@ impl MulticastNode {
             .iter_mut()
             .find(|d| d.face == face)
             .ok_or(McastError::NotDownstream)?;
-        let msg = wire::to_message(fb);
+        let mut msg = wire::to_message(fb);
+        if let Some(cap) = self.down_capacity.get(&face) {
+            msg.min_fair_share_bps = msg.min_fair_share_bps.min(*cap as f64);
+        }
         d.last_report = Some((now, msg));
         d.reported_this_period = true;
         self.table
@@ -274,6 +301,19 @@ impl MulticastNode {
         DataVerdict::Forward
     }
 
+    /// Records what a cloned group packet announced (status output).
+    pub fn note_group_packet(&mut self, group: &Name, seq: u64, rate_bps: u64) {
+        if let Some(e) = self.mnft.get_mut(group) {
+            e.announced_rate_bps = Some(rate_bps);
+            e.last_seq = Some(e.last_seq.map_or(seq, |s| s.max(seq)));
+        }
+    }
+
+    /// The largest occupancy EWMA over the downstream faces of `group`.
+    pub fn group_occupancy(&self, group: &Name) -> f64 {
+        self.mnft.get(group).map_or(0.0, |e| self.own_occupancy(e))
+    }
+
     /// A unicast packet arrived on `face`; `flow_key` identifies its flow
     /// (e.g. a hash of the name's first components). Sampled for `N_i(t)`
     /// when `face` is some group's upstream.
@@ -292,6 +332,7 @@ impl MulticastNode {
         }
         self.scratch = emptied;
         self.occupancy.remove(&face);
+        self.down_capacity.remove(&face);
         self.fair.remove(&face);
     }
 
@@ -338,6 +379,7 @@ impl MulticastNode {
         if now >= self.next_flow_reset {
             self.next_flow_reset = advance(self.next_flow_reset, self.cfg.flow_window, now);
             for f in self.fair.values_mut() {
+                f.prev_flows = f.flows();
                 f.est.reset_window();
             }
         }
@@ -347,6 +389,10 @@ impl MulticastNode {
         for (face, avg) in &mut self.occupancy {
             if let Some(s) = sampler.face_sample(*face) {
                 avg.sample(s.queue_packets, s.queue_max_packets);
+                match s.capacity_bps {
+                    Some(c) => self.down_capacity.insert(*face, c),
+                    None => self.down_capacity.remove(face),
+                };
             }
         }
     }
@@ -375,12 +421,17 @@ impl MulticastNode {
             let srmcc = &self.cfg.srmcc;
             let make = || FairEntry {
                 capacity_bps: cap,
+                groups: n,
                 est: FairShareEstimator::new(srmcc, cap.unwrap_or(UNLIMITED_BPS) as f64),
+                prev_flows: 0,
             };
             let f = self.fair.entry(face).or_insert_with(make);
             if f.capacity_bps != cap {
+                let prev = f.prev_flows.max(f.flows());
                 *f = make();
+                f.prev_flows = prev;
             }
+            f.groups = n;
             f.est.set_group_count(n);
         }
         // Forget EWMAs of faces that are no longer downstream of any group.
@@ -390,6 +441,7 @@ impl MulticastNode {
             .flat_map(|(_, e)| e.downstream.iter().map(|d| d.face))
             .collect();
         self.occupancy.retain(|face, _| live.contains(face));
+        self.down_capacity.retain(|face, _| live.contains(face));
     }
 
     fn emit_feedback(&mut self, now: Timestamp, sampler: &impl FaceSampler) {
@@ -413,7 +465,7 @@ impl MulticastNode {
             let fair_bps = entry
                 .upstream
                 .and_then(|up| self.fair.get(&up))
-                .map_or(UNLIMITED_BPS as f64, |f| f.est.estimate_bps());
+                .map_or(UNLIMITED_BPS as f64, FairEntry::estimate_bps);
             let own = MccMessage::node_own(self.own_occupancy(entry), fair_bps);
             let msg = self.table.emit(group, own);
             if let (true, Some(up)) = (any_fresh, entry.upstream) {
@@ -490,9 +542,22 @@ impl MulticastNode {
             .unwrap_or_default()
     }
 
-    /// The current fair-share estimate `C_i / N_i(t)` of an upstream face.
+    /// The current fair-share estimate `C_i / N_i(t)` of an upstream face;
+    /// `None` when the face is no group's upstream or its capacity is
+    /// unknown (the node then reports no limit).
     pub fn fair_share_bps(&self, upstream: u64) -> Option<f64> {
-        self.fair.get(&upstream).map(|f| f.est.estimate_bps())
+        self.fair
+            .get(&upstream)
+            .filter(|f| f.capacity_bps.is_some())
+            .map(FairEntry::estimate_bps)
+    }
+
+    /// `N_i(t)` of an upstream face: groups using it plus the unicast flows
+    /// sampled on it (larger of this and the previous window).
+    pub fn flow_count(&self, upstream: u64) -> Option<usize> {
+        self.fair
+            .get(&upstream)
+            .map(|f| f.groups + f.flows().max(f.prev_flows))
     }
 
     /// The EWMA occupancy of a downstream face.

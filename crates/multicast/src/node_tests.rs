@@ -277,6 +277,62 @@ fn unicast_flows_lower_the_fair_share() {
     }
     n.observe_unicast(A, 77); // not an upstream: ignored
     assert_eq!(n.fair_share_bps(UP), Some(500_000.0));
+    assert_eq!(n.flow_count(UP), Some(4));
+    // The flow window (2 s) ends: the count of the last window still holds
+    // for one more window, so N_i does not collapse to the group count.
+    n.handle_timeout(ms(2000), &sampler);
+    assert_eq!(n.fair_share_bps(UP), Some(500_000.0));
+    n.observe_unicast(UP, 9);
+    assert_eq!(n.flow_count(UP), Some(4), "max(1, 3) flows + 1 group");
+    n.handle_subscription(ms(2000), A, &join(), Some(UP))
+        .unwrap();
+    n.handle_timeout(ms(4000), &sampler);
+    n.handle_subscription(ms(4000), A, &join(), Some(UP))
+        .unwrap();
+    assert_eq!(
+        n.flow_count(UP),
+        Some(2),
+        "only flow 9 was seen last window"
+    );
+    n.handle_timeout(ms(6000), &sampler);
+    assert_eq!(n.flow_count(UP), Some(1));
+    assert_eq!(n.fair_share_bps(UP), Some(2_000_000.0));
+}
+
+#[test]
+fn downstream_face_capacity_caps_the_reported_fair_share() {
+    // A receiver that does not know its access capacity reports "no
+    // limit"; the node caps it with the capacity of the face it came on.
+    let capped = |face: u64| {
+        Some(FaceSample {
+            queue_packets: 0,
+            queue_max_packets: 50,
+            capacity_bps: match face {
+                A => Some(1_500_000),
+                UP => Some(10_000_000),
+                _ => None,
+            },
+        })
+    };
+    let mut n = MulticastNode::new(NodeConfig::default(), ms(0));
+    n.handle_subscription(ms(0), A, &join(), Some(UP)).unwrap();
+    n.handle_subscription(ms(0), B, &join(), Some(UP)).unwrap();
+    let _ = drain(&mut n);
+    n.handle_timeout(ms(20), &capped);
+    n.handle_feedback(ms(30), A, &fb(0.0, 1.0, wire::UNLIMITED_BPS))
+        .unwrap();
+    n.handle_feedback(ms(30), B, &fb(0.0, 1.0, 8_000_000))
+        .unwrap();
+    n.handle_timeout(ms(400), &capped);
+    let out = drain(&mut n);
+    let m = out
+        .iter()
+        .find_map(|o| match o {
+            NodeOutput::Feedback { feedback, .. } => Some(wire::to_message(feedback)),
+            _ => None,
+        })
+        .expect("one MCC message upstream");
+    assert_eq!(m.min_fair_share_bps, 1_500_000.0);
 }
 
 #[test]

@@ -9,9 +9,10 @@ use std::collections::VecDeque;
 use bytes::Bytes;
 use cc_core::srmcc::ReceiverFeedback;
 use cc_core::{Duration, Timestamp};
-use icn_tlv::{Data, MccFeedback, Name};
+use icn_tlv::{Component, Data, Interest, MccFeedback, Name};
 
 use crate::error::McastError;
+use crate::repair::{Delivery, Reorder, RepairConfig, RepairStats};
 use crate::wire::{self, GroupPacket, Subscription};
 
 /// Parameters of a receiver.
@@ -27,6 +28,10 @@ pub struct ReceiverConfig {
     pub feedback_period: Duration,
     /// Window of the received-rate meter.
     pub rate_window: Duration,
+    /// Repair of sequence gaps by Interests `/<group>/seq=<n>`; `None`
+    /// releases a gap as soon as it is seen (late packets are then lost
+    /// to the application too).
+    pub repair: Option<RepairConfig>,
 }
 
 impl Default for ReceiverConfig {
@@ -37,6 +42,7 @@ impl Default for ReceiverConfig {
             membership_lifetime: Duration::from_secs(3),
             feedback_period: Duration::from_millis(400),
             rate_window: Duration::from_secs(1),
+            repair: Some(RepairConfig::default()),
         }
     }
 }
@@ -48,6 +54,13 @@ pub enum ReceiverOutput {
     Subscription(Subscription),
     /// The periodic MCC message.
     Feedback(MccFeedback),
+    /// A repair Interest for one missing packet.
+    Repair {
+        /// `/<group>/seq=<n>`.
+        name: Name,
+        /// InterestLifetime (the retry interval).
+        lifetime: Duration,
+    },
 }
 
 impl ReceiverOutput {
@@ -56,6 +69,12 @@ impl ReceiverOutput {
         match self {
             ReceiverOutput::Subscription(s) => s.encode(nonce),
             ReceiverOutput::Feedback(f) => wire::encode_feedback(f),
+            ReceiverOutput::Repair { name, lifetime } => {
+                let mut i = Interest::new(name.clone());
+                i.nonce = Some(nonce);
+                i.lifetime = Some(*lifetime);
+                i.encode()
+            }
         }
     }
 }
@@ -151,6 +170,9 @@ pub struct MulticastReceiver {
     next_refresh: Timestamp,
     left: bool,
     pending: VecDeque<ReceiverOutput>,
+    repairs: VecDeque<u64>,
+    scratch: Vec<u64>,
+    reorder: Reorder,
     seq: SeqTracker,
     window_start: Timestamp,
     window_bytes: u64,
@@ -166,6 +188,12 @@ impl MulticastReceiver {
             next_refresh: now,
             left: false,
             pending: VecDeque::new(),
+            repairs: VecDeque::new(),
+            scratch: Vec::new(),
+            reorder: Reorder::new(cfg.repair.unwrap_or(RepairConfig {
+                window: Duration::ZERO,
+                ..RepairConfig::default()
+            })),
             seq: SeqTracker::default(),
             window_start: now,
             window_bytes: 0,
@@ -183,10 +211,20 @@ impl MulticastReceiver {
         &self.group
     }
 
-    /// Queues the refreshes and MCC messages due at `now`.
+    /// Queues the refreshes, MCC messages and repair Interests due at
+    /// `now`, and gives up holes older than the repair window.
     pub fn handle_timeout(&mut self, now: Timestamp) {
+        self.scratch.clear();
+        self.reorder.poll_repairs(now, &mut self.scratch);
         if self.left {
             return;
+        }
+        if self.cfg.repair.is_some() {
+            for &s in &self.scratch {
+                if self.repairs.len() < 4096 {
+                    self.repairs.push_back(s);
+                }
+            }
         }
         if now >= self.next_refresh {
             self.next_refresh = now + self.cfg.refresh_period;
@@ -203,25 +241,60 @@ impl MulticastReceiver {
         }
     }
 
-    /// When `handle_timeout` is next due (never after `leave`).
+    /// When `handle_timeout` is next due (after `leave`, only for holes
+    /// still waiting to be given up).
     pub fn poll_timeout(&self) -> Timestamp {
+        let holes = self.reorder.poll_timeout().unwrap_or(Timestamp::MAX);
         if self.left {
-            Timestamp::MAX
+            holes
         } else {
-            self.next_refresh.min(self.feedback.poll_timeout())
+            self.next_refresh
+                .min(self.feedback.poll_timeout())
+                .min(holes)
         }
     }
 
     /// The next message to send.
     #[must_use]
     pub fn poll_output(&mut self) -> Option<ReceiverOutput> {
-        self.pending.pop_front()
+        if let Some(o) = self.pending.pop_front() {
+            return Some(o);
+        }
+        let seq = self.repairs.pop_front()?;
+        let retry = self.cfg.repair.map_or(Duration::ZERO, |r| r.retry);
+        Some(ReceiverOutput::Repair {
+            name: self.group.append(Component::sequence_num(seq)),
+            lifetime: retry,
+        })
+    }
+
+    /// The next payload or unrepaired gap, in sequence order. Drain it
+    /// after every `handle_data` and `handle_timeout`.
+    pub fn pop_delivery(&mut self) -> Option<Delivery> {
+        self.reorder.pop()
+    }
+
+    /// The stream is over (end packet, or the application stops): every
+    /// hole still open is given up and released as a gap.
+    pub fn finish(&mut self) {
+        self.reorder.finish();
+    }
+
+    /// The end packet arrived and every packet before it was released.
+    pub fn is_complete(&self) -> bool {
+        self.stats.ended && self.reorder.is_settled()
+    }
+
+    /// Repair counters.
+    pub fn repair_stats(&self) -> &RepairStats {
+        self.reorder.stats()
     }
 
     /// Leaves the group: queues a leave and stops refreshes and feedback.
     pub fn leave(&mut self) {
         self.left = true;
         self.pending.clear();
+        self.repairs.clear();
         self.pending
             .push_back(ReceiverOutput::Subscription(Subscription::leave(
                 self.group.clone(),
@@ -239,11 +312,19 @@ impl MulticastReceiver {
             return Err(McastError::UnknownGroup);
         }
         let wire_len = data.wire().map_or(0, Bytes::len) as u64;
+        let event = self.seq.on_seq(pkt.seq);
+        let wanted = !matches!(event, SeqEvent::Duplicate)
+            && self.reorder.on_packet(now, pkt.seq, pkt.payload.clone());
         let s = &mut self.stats;
-        match self.seq.on_seq(pkt.seq) {
+        match event {
             SeqEvent::Duplicate => {
                 s.duplicates += 1;
                 return Ok(pkt);
+            }
+            // Older than the gap window but a hole being repaired: a repair.
+            SeqEvent::TooOld if wanted => {
+                s.late += 1;
+                s.lost = s.lost.saturating_sub(1);
             }
             SeqEvent::TooOld => {
                 s.too_old += 1;
@@ -358,14 +439,65 @@ mod tests {
             "late packets do not move the announced rate"
         );
         r.handle_data(t, &data(200, 98)).unwrap();
+        // 100 is beyond the 64-packet gap window but a hole under repair:
+        // it fills the hole; 5 is before the stream started: too old.
         r.handle_data(t, &data(100, 98)).unwrap();
+        r.handle_data(t, &data(5, 98)).unwrap();
         let st = r.stats();
-        assert_eq!((st.lost, st.too_old, st.packets), (184, 1, 7));
+        assert_eq!((st.lost, st.late, st.too_old, st.packets), (183, 3, 1, 8));
         assert_eq!(
             (st.first_seq, st.highest_seq, st.announced_rate_bps),
             (Some(10), Some(200), 98)
         );
-        assert!((st.loss_ratio() - 184.0 / 191.0).abs() < 1e-12);
+        assert!((st.loss_ratio() - 183.0 / 191.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn gaps_are_repaired_by_interests_and_released_in_order() {
+        let mut r = rx();
+        let _ = core::iter::from_fn(|| r.poll_output()).count();
+        r.handle_data(Timestamp::ZERO, &data(0, 1)).unwrap();
+        r.handle_data(Timestamp::ZERO, &data(2, 1)).unwrap();
+        r.handle_timeout(Timestamp::from_millis(10));
+        let asks: Vec<_> = core::iter::from_fn(|| r.poll_output())
+            .filter_map(|o| match o {
+                ReceiverOutput::Repair { name, lifetime } => Some((name, lifetime)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            asks,
+            vec![("/g/seq=1".parse().unwrap(), Duration::from_millis(400))]
+        );
+        let (_, net) = icn_tlv::decode_packet(
+            ReceiverOutput::Repair {
+                name: asks[0].0.clone(),
+                lifetime: asks[0].1,
+            }
+            .encode(7),
+        )
+        .unwrap();
+        assert!(matches!(net, Some(NetPacket::Interest(i)) if i.name == asks[0].0));
+        let order = |r: &mut MulticastReceiver| -> Vec<u64> {
+            core::iter::from_fn(|| r.pop_delivery())
+                .map(|d| match d {
+                    Delivery::Payload { seq, .. } => seq,
+                    Delivery::Gap { seq } => 1000 + seq,
+                })
+                .collect()
+        };
+        assert_eq!(order(&mut r), vec![0]);
+        r.handle_data(Timestamp::from_millis(60), &data(1, 1))
+            .unwrap();
+        assert_eq!(order(&mut r), vec![1, 2]);
+        assert_eq!(r.repair_stats().repaired, 1);
+        assert_eq!(r.stats().lost, 0);
+        // A hole nobody answers is released as a gap after the window.
+        r.handle_data(Timestamp::from_millis(100), &data(4, 1))
+            .unwrap();
+        r.handle_timeout(Timestamp::from_millis(2100));
+        assert_eq!(order(&mut r), vec![1003, 4]);
+        assert_eq!(r.repair_stats().unrepaired, 1);
     }
 
     #[test]

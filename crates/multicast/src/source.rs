@@ -2,10 +2,12 @@
 //! (cc-core's [`SrmccSource`]), sequenced group Data announcing the current
 //! rate, and a pacer that releases packets at that rate.
 
+use std::collections::VecDeque;
+
 use bytes::Bytes;
 use cc_core::srmcc::{MccMessage, SrmccConfig, SrmccSource};
 use cc_core::{Duration, Timestamp};
-use icn_tlv::{MccFeedback, Name};
+use icn_tlv::{Interest, MccFeedback, Name};
 
 use crate::error::McastError;
 use crate::pacer::Pacer;
@@ -22,6 +24,10 @@ pub struct SourceConfig {
     pub freshness: Option<Duration>,
     /// Pacer credit for late wake-ups.
     pub pacer_credit: Duration,
+    /// How many of the latest group Data the source keeps to answer repair
+    /// Interests (`/<group>/seq=<n>`); older ones are gone. 0 disables
+    /// repair at the source (tree nodes' Content Stores may still answer).
+    pub repair_buffer_packets: usize,
 }
 
 impl Default for SourceConfig {
@@ -31,6 +37,7 @@ impl Default for SourceConfig {
             rtt: None,
             freshness: Some(Duration::from_millis(1000)),
             pacer_credit: Duration::from_millis(2),
+            repair_buffer_packets: 4096,
         }
     }
 }
@@ -52,6 +59,10 @@ pub struct SourceStats {
     pub leaves_in: u64,
     /// Runs of Algorithm 1.
     pub adaptations: u64,
+    /// Repair Interests answered from the buffer.
+    pub repairs_answered: u64,
+    /// Repair Interests for packets no longer (or never) buffered.
+    pub repairs_missed: u64,
 }
 
 /// A multicast source for one group.
@@ -65,6 +76,9 @@ pub struct MulticastSource {
     feedback_pending: bool,
     last_feedback: Option<MccMessage>,
     subscribed_until: Option<Timestamp>,
+    /// The latest sent packets, oldest first: `recent[i]` has sequence
+    /// number `next_seq - recent.len() + i`.
+    recent: VecDeque<Bytes>,
     stats: SourceStats,
 }
 
@@ -84,6 +98,7 @@ impl MulticastSource {
             feedback_pending: false,
             last_feedback: None,
             subscribed_until: None,
+            recent: VecDeque::new(),
             stats: SourceStats::default(),
         }
     }
@@ -189,11 +204,38 @@ impl MulticastSource {
             end,
         };
         let bytes = pkt.encode(self.cfg.freshness);
+        if self.cfg.repair_buffer_packets > 0 {
+            if self.recent.len() >= self.cfg.repair_buffer_packets {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(bytes.clone());
+        }
         self.next_seq += 1;
         self.pacer.on_send(now, bytes.len(), self.srmcc.rate_bps());
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += bytes.len() as u64;
         bytes
+    }
+
+    /// Answers a repair Interest `/<group>/seq=<n>` with the packet as it
+    /// was sent (same name, so it satisfies the Interest), if `n` is still
+    /// in the buffer. `None` for other names and for packets that are gone.
+    pub fn answer_repair(&mut self, interest: &Interest) -> Option<Bytes> {
+        let name = &interest.name;
+        if name.len() != self.group.len() + 1 || !self.group.is_prefix_of(name) {
+            return None;
+        }
+        let seq = name.last()?.as_sequence_num()?;
+        let oldest = self.next_seq - self.recent.len() as u64;
+        let hit = (oldest..self.next_seq)
+            .contains(&seq)
+            .then(|| self.recent.get((seq - oldest) as usize).cloned())
+            .flatten();
+        match hit {
+            Some(_) => self.stats.repairs_answered += 1,
+            None => self.stats.repairs_missed += 1,
+        }
+        hit
     }
 
     /// The current sending rate (bit/s of Data wire bytes).
@@ -285,6 +327,29 @@ mod tests {
             .unwrap();
         // R = 50k >= fair 10k and O > Oth2: both Rmin and Rmax halve, capped at 10k.
         assert_eq!(s.handle_timeout(Timestamp::ZERO), Some(10_000.0));
+    }
+
+    #[test]
+    fn repair_interests_are_answered_from_a_bounded_buffer() {
+        let cfg = SourceConfig {
+            repair_buffer_packets: 3,
+            ..SourceConfig::default()
+        };
+        let mut s = MulticastSource::new("/g".parse().unwrap(), cfg, Timestamp::ZERO);
+        let sent: Vec<Bytes> = (0..5u8)
+            .map(|i| s.send(Timestamp::ZERO, Bytes::from(vec![i; 10]), false))
+            .collect();
+        let ask = |n: &str| Interest::new(n.parse().unwrap());
+        assert_eq!(s.answer_repair(&ask("/g/seq=4")), Some(sent[4].clone()));
+        assert_eq!(s.answer_repair(&ask("/g/seq=2")), Some(sent[2].clone()));
+        assert_eq!(s.answer_repair(&ask("/g/seq=1")), None, "evicted");
+        assert_eq!(s.answer_repair(&ask("/g/seq=5")), None, "not sent yet");
+        assert_eq!(s.answer_repair(&ask("/h/seq=4")), None);
+        assert_eq!(s.answer_repair(&ask("/g/x/seq=4")), None);
+        assert_eq!(
+            (s.stats().repairs_answered, s.stats().repairs_missed),
+            (2, 2)
+        );
     }
 
     #[test]

@@ -30,9 +30,18 @@ struct Args {
     #[arg(long)]
     subscribe: bool,
     /// With --subscribe: access-link capacity reported to the tree (SRMCC's
-    /// initial fair share), e.g. 1.5Mbps [default: 100Mbps].
+    /// initial fair share), e.g. 1.5Mbps [default: 100Mbps]. The forwarder
+    /// caps the report with the capacity of this receiver's face when it
+    /// has one, so the flag only matters below that.
     #[arg(long, value_name = "RATE")]
     access_capacity: Option<RateSpec>,
+    /// With --subscribe: do not repair lost packets; write what arrives.
+    #[arg(long)]
+    no_repair: bool,
+    /// With --subscribe: how long a lost packet may still be repaired (by
+    /// an Interest /GROUP/seq=N) before it is given up, ms.
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    repair_window: u64,
     /// With --subscribe: stop after this many seconds without stream Data.
     #[arg(long, default_value_t = 5, value_name = "S")]
     idle_timeout: u64,
@@ -378,12 +387,17 @@ fn progress(f: &Fetcher, done: bool) {
 fn subscribe_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
     use icn_consumer::multicast::{run_subscriber, SubscribeOptions};
     let access_capacity_bps = match args.access_capacity {
-        None => 100_000_000,
-        Some(RateSpec::BitsPerSec(b)) if b >= 1.0 => b as u64,
+        None => None,
+        Some(RateSpec::BitsPerSec(b)) if b >= 1.0 => Some(b as u64),
         Some(_) => bail!("--access-capacity must be a bit rate, e.g. 1.5Mbps"),
     };
+    let repair = (!args.no_repair).then(|| icn_multicast::RepairConfig {
+        window: Duration::from_millis(args.repair_window),
+        ..icn_multicast::RepairConfig::default()
+    });
     let opts = SubscribeOptions {
         access_capacity_bps,
+        repair,
         idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
         max_duration: args.duration.map(Duration::from_secs),
         quiet: args.quiet,
@@ -414,6 +428,28 @@ fn subscribe_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
     }
     if !args.quiet {
         eprint!("{}", report.summary());
+    }
+    if report.unrepaired > 0 {
+        // Fail clearly: the output holds every other packet in order, but
+        // not these.
+        let ranges: Vec<String> = report
+            .unrepaired_ranges
+            .iter()
+            .take(20)
+            .map(|(a, b)| {
+                if a == b {
+                    format!("{a}")
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
+            .collect();
+        bail!(
+            "{} packets were lost and not repaired (seq {}{}); the output is missing their payloads",
+            report.unrepaired,
+            ranges.join(", "),
+            if report.unrepaired_ranges.len() > 20 { ", ..." } else { "" }
+        );
     }
     Ok(())
 }

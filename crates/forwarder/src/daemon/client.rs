@@ -179,6 +179,12 @@ impl Client {
                 .collect::<Result<_, _>>()?,
             Err(_) => Vec::new(),
         };
+        let (m, d) = crate::mgmt::mcast_state::DATASET;
+        // Absent from other forwarders (and older icnfwd): no section.
+        let mcast = match self.dataset(&format!("/localhost/nfd/{m}/{d}")).await {
+            Ok(p) => Some(crate::mgmt::McastState::decode(p)?),
+            Err(_) => None,
+        };
         Ok(Snapshot {
             general,
             faces,
@@ -186,6 +192,7 @@ impl Client {
             fib,
             rib,
             strategies,
+            mcast,
         })
     }
 }

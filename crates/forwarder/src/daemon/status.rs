@@ -8,7 +8,7 @@ pub use super::client::Client;
 use crate::mgmt::dataset::{
     FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, StrategyChoiceStatus,
 };
-use crate::mgmt::FaceState;
+use crate::mgmt::{FaceState, McastState};
 
 /// Everything `icnfwd status` shows.
 #[derive(Debug, Clone)]
@@ -20,6 +20,8 @@ pub struct Snapshot {
     pub fib: Vec<FibEntry>,
     pub rib: Vec<RibEntryStatus>,
     pub strategies: Vec<StrategyChoiceStatus>,
+    /// The multicast tree node (`None` from forwarders without the dataset).
+    pub mcast: Option<McastState>,
 }
 
 /// Renders a snapshot as text.
@@ -113,6 +115,37 @@ pub fn render(s: &Snapshot) -> String {
     let _ = writeln!(o, "Strategy choices:");
     for sc in &s.strategies {
         let _ = writeln!(o, "  {} strategy={}", sc.name, sc.strategy);
+    }
+    if let Some(m) = &s.mcast {
+        o.push_str(&render_mcast(m));
+    }
+    o
+}
+
+/// The multicast section: the tree node's counters on one line, then one
+/// line per group (upstream, downstream faces, copies, the source's
+/// announced rate, this node's fair share C/N and occupancy).
+pub fn render_mcast(m: &McastState) -> String {
+    let mut o = String::from("Multicast groups:\n");
+    let counters: Vec<String> = m.counters.iter().map(|(n, c)| format!("{n}={c}")).collect();
+    let _ = writeln!(o, "  {}", counters.join(" "));
+    for g in &m.groups {
+        let down: Vec<String> = g.downstream.iter().map(u64::to_string).collect();
+        let opt =
+            |v: Option<u64>, unit: &str| v.map_or_else(|| "-".to_owned(), |v| format!("{v}{unit}"));
+        let _ = writeln!(
+            o,
+            "  {} upstream={} downstream={{{}}} copies={} announced={} seq={} fair-share={} (N={}) occupancy={:.3}",
+            g.name,
+            opt(g.upstream, ""),
+            down.join(","),
+            g.copies_sent,
+            opt(g.announced_rate_bps, "bps"),
+            opt(g.last_seq, ""),
+            opt(g.fair_share_bps, "bps"),
+            opt(g.flow_count, ""),
+            g.occupancy_ppm as f64 / 1e6,
+        );
     }
     o
 }

@@ -112,6 +112,21 @@ pub trait MulticastHook: Send {
         let _ = (now, face, name, out);
         GroupDataVerdict::NotGroup
     }
+    /// Cheap test: is `name` under a group this node serves? Only then does
+    /// the engine look for a PIT entry (a repair Interest) before cloning.
+    fn is_group_data(&self, name: &Name) -> bool {
+        let _ = name;
+        false
+    }
+    /// Whether cloned group Data is inserted into the Content Store (so
+    /// that repair Interests are answered by the tree).
+    fn cache_group_data(&self) -> bool {
+        false
+    }
+    /// A group Data was cloned (status: announced rate, latest sequence).
+    fn observe_group_data(&mut self, data: &Data) {
+        let _ = data;
+    }
     /// An ordinary (non-group) Data arrived on `face` (flow sampling for
     /// the fair-share estimate).
     fn unicast_data(&mut self, face: FaceId, name: &Name) {
@@ -227,15 +242,35 @@ impl Forwarder {
 
     /// Offers a Data to the hook before the PIT; true when it was group Data
     /// (cloned or dropped), false when the PIT path must run.
+    ///
+    /// Group Data that matches a PIT entry is the answer to a repair
+    /// Interest (`/<group>/seq=<n>`, sent by a receiver that missed `n`):
+    /// it takes the PIT path to the faces that asked, not the tree. The
+    /// original of such a packet has always passed this node before the
+    /// repair Interest (the receiver detects the gap from a later packet on
+    /// the same path), so a pending repair never captures a live copy.
+    /// Cloned group Data is cached, so that tree nodes answer repairs.
     pub(super) fn mcast_data(
         &mut self,
         now: Timestamp,
         face: FaceId,
         data: &Data,
         wire: &Bytes,
+        ends: &ComponentEnds,
         congestion_mark: u64,
     ) -> bool {
         let mut out: Vec<FaceId> = Vec::new();
+        if self.mcast.is_group_data(&data.name) {
+            let mut ids = core::mem::take(&mut self.scratch_ids);
+            ids.clear();
+            self.pit
+                .matches_for_data(ends, data.name.value(), None, &mut ids);
+            let answers_repair = !ids.is_empty();
+            self.scratch_ids = ids;
+            if answers_repair {
+                return false;
+            }
+        }
         match self.mcast.group_data(now, face, &data.name, &mut out) {
             GroupDataVerdict::NotGroup => {
                 self.mcast.unicast_data(face, &data.name);
@@ -246,6 +281,15 @@ impl Forwarder {
                 true
             }
             GroupDataVerdict::Forward => {
+                self.mcast.observe_group_data(data);
+                if self.mcast.cache_group_data() {
+                    self.cs.insert(
+                        now,
+                        data.name.value().clone(),
+                        wire.clone(),
+                        data.meta.freshness_period,
+                    );
+                }
                 for f in out {
                     let pkt = OutPacket {
                         kind: PacketKind::Data,

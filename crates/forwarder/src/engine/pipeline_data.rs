@@ -47,7 +47,7 @@ impl Forwarder {
             return;
         };
         let mark = lp.congestion_mark.unwrap_or(0);
-        if self.mcast_data(now, face, &data, &wire, mark) {
+        if self.mcast_data(now, face, &data, &wire, &ends, mark) {
             return;
         }
         let full_name = self.pit.has_digest_entries().then(|| {

@@ -18,6 +18,7 @@ pub const DATASETS: &[(&str, &str)] = &[
     ("strategy-choice", "list"),
     super::face_state::DATASET,
     super::face_query::DATASET,
+    super::mcast_state::DATASET,
 ];
 
 /// How a command Interest was signed. Only digests are checked (see

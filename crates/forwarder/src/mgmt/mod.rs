@@ -13,6 +13,7 @@
 //! - [`face_uri`]: FaceUri parsing.
 //! - [`face_state`]: the icnfwd-specific per-face state dataset.
 //! - [`face_query`]: the `faces/query` filter.
+//! - [`mcast_state`]: the multicast tree node's counters and groups.
 
 pub mod command;
 pub mod dataset;
@@ -20,6 +21,7 @@ pub mod face_query;
 pub mod face_state;
 pub mod face_uri;
 mod manager;
+pub mod mcast_state;
 pub mod params;
 pub mod rib;
 mod wire;
@@ -33,6 +35,7 @@ pub use face_query::FaceQueryFilter;
 pub use face_state::FaceState;
 pub use face_uri::{FaceUri, FaceUriError};
 pub use manager::{FaceCreateRequest, FwdOps, GeneralCounters, Manager, ManagerConfig, MgmtEvent};
+pub use mcast_state::{McastGroupState, McastState};
 pub use params::{ControlParameters, ControlResponse};
 pub use rib::{FibUpdate, Rib, RibError, Route};
 

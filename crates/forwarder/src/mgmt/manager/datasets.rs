@@ -98,6 +98,7 @@ impl Manager {
             crate::mgmt::face_state::DATASET => {
                 dataset::encode_list(&ops.face_states(), FaceState::encode_into)
             }
+            crate::mgmt::mcast_state::DATASET => ops.mcast_state().encode(),
             ("fib", "list") => dataset::encode_list(&ops.fib_entries(), FibEntry::encode_into),
             ("strategy-choice", "list") => {
                 dataset::encode_list(&ops.strategy_choices(), StrategyChoiceStatus::encode_into)

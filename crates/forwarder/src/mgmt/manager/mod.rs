@@ -39,6 +39,10 @@ pub trait FwdOps {
     fn unset_strategy(&mut self, prefix: &Name);
     fn remove_face(&mut self, now: Timestamp, face: u64);
     fn send_reply(&mut self, now: Timestamp, face: u64, data: Bytes);
+    /// The multicast tree node's state (empty without multicast groups).
+    fn mcast_state(&self) -> crate::mgmt::McastState {
+        crate::mgmt::McastState::default()
+    }
 }
 
 /// Table sizes and counters for `status/general`.
