@@ -1,18 +1,17 @@
 //! WinCM fairness over a longer run (the dumbbell of `cc_dumbbell.rs`, 3
 //! flows, 20 Mbit/s, 20 ms RTT, 16 s).
 //!
-//! Finding: WinCM does not settle to a fixed split. Each marked Data takes
-//! β = 4 off a window of only 1-20 Interests (the BDP is ≈ 12 per flow),
-//! so one marking episode can send a flow back to cwnd = 1. And a flow's
-//! window often stalls at ≈ 14.3: cc-core's BIC binary search (used by the
-//! WinCM consumer) never raises bicMin as cwnd grows, so once
-//! (bicMax + bicMin)/2 ≤ cwnd < bicMax there is no increase at all until
-//! the next mark (ndnSIM's ConsumerPcon sets bicMin = cwnd in that branch;
-//! cc-core is not this crate's to change). The per-2-s Jain index wanders
-//! between about 0.82 and 1.0, so the 4-s average of the 8-s dumbbell is
-//! a draw from that range (0.785 before cc-core's window laws were
-//! reworked, 0.970 after: any small change moves the trajectory).
-//! Averaged over 12 s the flows are fair (Jain ≈ 0.98). The forwarder wiring is as WinCM specifies: one mark added per
+//! Finding: WinCM does not settle to a fixed split. Marks are shared in
+//! proportion to each flow's part of the queue, so the cuts equalise the
+//! windows, but BIC then drives each flow back towards its own bicMax, and
+//! the per-2-s Jain index wanders (about 0.92 to 1.0 here), so a short
+//! measurement window is a draw from that range; averaged over 12 s the
+//! flows are fair (Jain ≈ 0.99). Before cc-core's WinCM fixes (β = 4, and a
+//! BIC binary search that never raised bicMin, so a window between the
+//! target and bicMax stopped growing until the next mark: measured parked
+//! at 14.3 Interests for seconds) a flow could be cut to cwnd = 1 by one
+//! episode and then sit there.
+//! The forwarder wiring is as WinCM specifies: one mark added per
 //! congested hop (marks only grow downstream), marking episodes re-arm,
 //! the consumer reacts to every marked Data (no CWA gate on marks; it gates
 //! timeouts and Nacks only).

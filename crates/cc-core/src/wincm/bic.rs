@@ -2,6 +2,11 @@
 //! WinCM (algorithms.md §6.2): Reno below a window of 14, binary search
 //! towards `(bicMax + bicMin)/2` capped at +16/cwnd per Data, BIC slow start
 //! above bicMax, decrease ×0.8 with fast convergence.
+//!
+//! As in ConsumerPcon, each binary-search step raises bicMin to the new
+//! window, and max probing starts with bicMax = ∞. Without the first, a
+//! window between the target and bicMax never grows again (measured: a
+//! single WinCM flow parked at 14.3 Interests on a path needing 18).
 
 /// BIC parameters (ndnSIM ConsumerPcon defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,9 +78,11 @@ impl Bic {
                 w + self.cfg.max_increment / w
             };
             if *cwnd + 1e-5 < self.max_win {
+                self.min_win = *cwnd;
                 self.target_win = (self.max_win + self.min_win) / 2.0;
             } else {
                 self.in_slow_start = true;
+                self.max_win = f64::INFINITY;
                 self.ss_cwnd = 1.0;
                 self.ss_target = *cwnd + 1.0;
             }
@@ -113,5 +120,28 @@ impl Bic {
     pub(crate) fn retarget(&mut self) {
         self.in_slow_start = false;
         self.target_win = (self.max_win + self.min_win) / 2.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_search_keeps_growing_towards_bic_max_then_probes_beyond() {
+        let mut b = Bic::new(BicConfig::default(), 1e5);
+        let mut w = 14.3;
+        // After a cut: min 4.8, max 14.76, target 9.8 below the window.
+        b.max_win = 14.76;
+        b.min_win = 4.8;
+        b.retarget();
+        let mut prev = w;
+        for _ in 0..2000 {
+            b.increase(&mut w);
+            assert!(w >= prev, "window shrank: {prev} -> {w}");
+            prev = w;
+        }
+        // It reached bicMax and then probed above it (max = ∞ while probing).
+        assert!(w > 14.76 + 1.0, "stalled at {w}");
     }
 }

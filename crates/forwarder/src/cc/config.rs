@@ -218,6 +218,9 @@ pub struct WincmParams {
     pub interval_ms: u64,
     /// UIW decrease per marked Data (1.5).
     pub d: f64,
+    /// Send to faces with room (UIN + 1 ≤ UIW) before saturated ones (true;
+    /// cc-core `UiwConfig::prefer_unsaturated`).
+    pub prefer_unsaturated: bool,
 }
 
 impl Default for WincmParams {
@@ -226,6 +229,7 @@ impl Default for WincmParams {
             target_ms: 5,
             interval_ms: 100,
             d: cc_core::wincm::UiwConfig::default().d,
+            prefer_unsaturated: cc_core::wincm::UiwConfig::default().prefer_unsaturated,
         }
     }
 }

@@ -63,6 +63,7 @@ impl CcStrategy {
             CcScheme::Wincm => State::Wincm(UiwTable::new(
                 UiwConfig {
                     d: cfg.wincm.d,
+                    prefer_unsaturated: cfg.wincm.prefer_unsaturated,
                     ..UiwConfig::default()
                 },
                 seed,
