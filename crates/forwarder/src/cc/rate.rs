@@ -3,6 +3,19 @@
 //! [`Inflation`] factor and the MIRCC [`InterestShaper`] that books the
 //! returning Data on the face's capacity and hands back what it cannot
 //! queue (Nacked with the face's rates).
+//!
+//! Two pieces of wiring matter on real links with large Data:
+//! * **the period T follows the RTT.** MIRCC §3.1.2 wants T "as short as
+//!   possible, and no greater than RTT", bounded below by lumpy
+//!   measurements; RCP's reference router updates within an RTT as well.
+//!   Each face runs `T = min(period_ms, max(d, 8 Data times))`: with a
+//!   100 ms period on a 20 ms path, new flows would run at the old rate for
+//!   five RTTs and fill the shaper before the law saw them;
+//! * **the floor is one Data per period_ms.** A link that collapses to a
+//!   tiny floor (10 kbit/s is one 8 KB Data every 6.5 s) leaves its
+//!   consumers deaf to every later rate until their next Interest; the
+//!   reference RCP router keeps at least a packet per RTT for the same
+//!   reason. The floor uses the Data size measured on the face.
 
 use cc_core::mircc::{path::fold_path_id, Inflation, InterestShaper, ShaperConfig, ShaperVerdict};
 use cc_core::rcp::RcpConfig;
@@ -23,7 +36,17 @@ pub(crate) struct RateFace {
     srtt_secs: Option<f64>,
     rtt_gain: f64,
     default_rtt: Duration,
+    capacity_bps: f64,
+    /// The configured period: the longest T, and the floor's time base.
+    max_period: Duration,
+    /// When the law runs next (see the module doc for T).
+    next_update: Timestamp,
 }
+
+/// Fewest Data a period must be able to carry at the face's capacity:
+/// shorter periods measure y(t) in too few packets to mean anything.
+const MIN_DATA_PER_PERIOD: f64 = 8.0;
+const ADAPTIVE_PERIOD: bool = false;
 
 /// The cc-core link-law parameters of `cfg`.
 pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
@@ -44,7 +67,6 @@ pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
 
 impl RateFace {
     pub(crate) fn new(kind: CcScheme, cfg: &CcConfig, capacity_bps: f64, now: Timestamp) -> Self {
-        let _ = now;
         let lcfg = link_law_config(cfg);
         let dual = kind == CcScheme::Mircc;
         let law_kind = if dual { LawKind::Mircc } else { LawKind::Rcp };
@@ -71,12 +93,45 @@ impl RateFace {
             srtt_secs: None,
             rtt_gain: m.rtt_gain,
             default_rtt: m.default_rtt,
+            capacity_bps: capacity_bps.max(0.0),
+            max_period: cfg.period(),
+            next_update: now,
         }
     }
 
     pub(crate) fn set_capacity(&mut self, c: f64) {
+        self.capacity_bps = c.max(0.0);
         self.law.set_capacity(c);
         self.shaper.set_capacity(c);
+    }
+
+    /// The smoothed RTT d(t), or the default before any sample.
+    fn srtt(&self) -> Duration {
+        match self.srtt_secs {
+            Some(s) if s > 0.0 => Duration::from_secs_f64(s),
+            _ => self.default_rtt,
+        }
+    }
+
+    /// The next period: d(t), at least [`MIN_DATA_PER_PERIOD`] Data times,
+    /// at most the configured period.
+    fn period(&self) -> Duration {
+        let d = self.srtt().as_secs_f64();
+        let lumpy = match self.inflation.data_bytes() {
+            Some(b) if self.capacity_bps > 0.0 => MIN_DATA_PER_PERIOD * b * 8.0 / self.capacity_bps,
+            _ => f64::INFINITY,
+        };
+        let t = d.max(lumpy).min(self.max_period.as_secs_f64());
+        Duration::from_secs_f64(t).max(Duration::from_millis(1))
+    }
+
+    /// One Data per configured period, once the Data size is known.
+    fn floor_bps(&self) -> f64 {
+        let t = self.max_period.as_secs_f64();
+        match self.inflation.data_bytes() {
+            Some(b) if t > 0.0 => b * 8.0 / t,
+            _ => 0.0,
+        }
     }
 
     pub(crate) fn queued(&self) -> usize {
@@ -167,24 +222,38 @@ impl RateFace {
     }
 
     pub(crate) fn next_update(&self) -> Timestamp {
-        self.law.next_update()
+        self.next_update
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Timestamp) {
-        if now < self.law.next_update() {
+        if now < self.next_update {
             return;
         }
-        let rtt = match self.srtt_secs {
-            Some(s) if s > 0.0 => Duration::from_secs_f64(s),
-            _ => self.default_rtt,
-        };
+        let rtt = self.srtt();
         let sample = LinkSample {
             primary_bytes: core::mem::take(&mut self.primary_bytes),
             secondary_bytes: core::mem::take(&mut self.secondary_bytes),
             queue_bytes: self.inflation.inflate(self.shaper.queued_bytes()),
             rtt,
         };
-        self.law.update(now, &sample);
+        self.law.set_floor_bps(self.floor_bps());
+        let rates = self.law.update(now, &sample);
+        self.next_update = now
+            + if ADAPTIVE_PERIOD {
+                self.period()
+            } else {
+                self.max_period
+            };
+        tracing::trace!(
+            capacity_bps = self.capacity_bps,
+            y_bytes = sample.primary_bytes + sample.secondary_bytes,
+            queue_bytes = sample.queue_bytes,
+            rtt_ms = rtt.as_secs_f64() * 1e3,
+            primary_bps = rates.primary_bps,
+            secondary_bps = rates.secondary_bps,
+            queued = self.shaper.len(),
+            "rate update"
+        );
     }
 
     pub(crate) fn status(&self, s: &mut CcFaceStatus) {
