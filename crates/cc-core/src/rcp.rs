@@ -420,6 +420,24 @@ mod tests {
     }
 
     #[test]
+    fn collapse_lands_on_the_raised_floor() {
+        let mut l = RcpLink::new(RcpConfig::default(), 20e6);
+        l.update(ms(0), 0, 0, Duration::from_millis(20));
+        // One 8100-byte Data per 100 ms.
+        l.set_floor_bps(648_000.0);
+        assert_eq!(l.floor_bps(), 648_000.0);
+        let r = l.update(ms(100), 5_000_000, 1_000_000, Duration::from_millis(20));
+        assert_eq!(r, 648_000.0);
+        // Never below the configured minimum, whatever the caller asks.
+        l.set_floor_bps(1.0);
+        assert_eq!(l.floor_bps(), 10_000.0);
+        l.set_floor_bps(f64::NAN);
+        assert_eq!(l.floor_bps(), 10_000.0);
+        let r = l.update(ms(200), 5_000_000, 1_000_000, Duration::from_millis(20));
+        assert_eq!(r, 10_000.0);
+    }
+
+    #[test]
     fn consumer_deflates_by_data_size_and_only_lowers_on_nack() {
         let mut c = RateConsumer::new(RateConsumerConfig::default());
         let fb = DataFeedback {

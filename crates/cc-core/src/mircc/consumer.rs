@@ -373,6 +373,54 @@ mod tests {
     }
 
     #[test]
+    fn smooth_wrr_is_exact_and_even() {
+        let mut credit = [0.0; 3];
+        let w = [3.0, 2.0, 1.0];
+        let picks: Vec<usize> = (0..600)
+            .map(|_| smooth_wrr(&w, &mut credit).unwrap())
+            .collect();
+        for (i, share) in [(0, 300), (1, 200), (2, 100)] {
+            assert_eq!(picks.iter().filter(|&&p| p == i).count(), share);
+        }
+        // Even: in every window of 6 picks each entry gets its weight ±1.
+        for win in picks.windows(6) {
+            for (i, wi) in w.iter().enumerate() {
+                let n = win.iter().filter(|&&p| p == i).count() as f64;
+                assert!((n - wi).abs() <= 1.0, "{win:?}");
+            }
+        }
+        assert_eq!(smooth_wrr(&[0.0, f64::NAN, -1.0], &mut credit), None);
+        assert_eq!(smooth_wrr(&[], &mut []), None);
+    }
+
+    #[test]
+    fn two_equal_paths_alternate() {
+        let mut c = MirccConsumer::new(MirccConsumerConfig {
+            hintless_fraction: 0.0,
+            ..MirccConsumerConfig::default()
+        });
+        let mut rng = StdRng::seed_from_u64(3);
+        let t = Timestamp::from_millis(1);
+        c.on_path_data(t, &data(1, 5e6, 2e6), Some(11));
+        c.on_path_data(t, &data(2, 5e6, 2e6), Some(22));
+        let plans: Vec<InterestPlan> = (0..140).map(|_| c.next_interest(&mut rng)).collect();
+        // Classes 5:4 (Rp best 5 vs Rs 2 + 2), each class alternating paths.
+        let secondary = plans
+            .iter()
+            .filter(|p| p.class == TrafficClass::Secondary)
+            .count();
+        assert!((60..=64).contains(&secondary), "{secondary}");
+        for class in [TrafficClass::Primary, TrafficClass::Secondary] {
+            let hints: Vec<u64> = plans
+                .iter()
+                .filter(|p| p.class == class)
+                .filter_map(|p| p.steering_hint)
+                .collect();
+            assert!(hints.windows(2).all(|w| w[0] != w[1]), "{hints:?}");
+        }
+    }
+
+    #[test]
     fn nack_only_lowers_and_paths_expire() {
         let mut c = MirccConsumer::new(MirccConsumerConfig::default());
         c.on_data(Timestamp::from_millis(1), &data(1, 8e6, 1e6));

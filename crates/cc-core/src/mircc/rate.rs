@@ -424,12 +424,28 @@ mod tests {
     }
 
     #[test]
+    fn raised_floor_holds_the_primary_rate_only() {
+        let mut r = MirccRate::new(MirccConfig::default(), 10e6);
+        r.update(ms(0), 0, 0, RTT);
+        r.set_floor_bps(648_000.0);
+        // A huge queue drives base far below zero: Rp stops at the raised
+        // floor, Rs at the configured one.
+        let (rp, rs) = r.update_dual(ms(100), bytes_for(20e6), bytes_for(5e6), 10_000_000, RTT);
+        assert_eq!(rp, 648_000.0);
+        assert_eq!(rs, 10_000.0);
+        r.set_floor_bps(-5.0);
+        assert_eq!(r.floor_bps(), 10_000.0);
+    }
+
+    #[test]
     fn inflation_is_the_size_ratio() {
         let mut i = Inflation::new(0.125, 1.0);
         assert_eq!(i.factor(), 1.0);
+        assert_eq!(i.data_bytes(), None);
         i.on_interest(50);
         i.on_data(1000);
         assert_eq!(i.factor(), 20.0);
+        assert_eq!(i.data_bytes(), Some(1000.0));
         assert_eq!(i.inflate(100), 2000);
         i.on_data(2000);
         assert!((i.factor() - 1125.0 / 50.0).abs() < 1e-9);

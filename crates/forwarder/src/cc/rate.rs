@@ -4,18 +4,14 @@
 //! returning Data on the face's capacity and hands back what it cannot
 //! queue (Nacked with the face's rates).
 //!
-//! Two pieces of wiring matter on real links with large Data:
-//! * **the period T follows the RTT.** MIRCC §3.1.2 wants T "as short as
-//!   possible, and no greater than RTT", bounded below by lumpy
-//!   measurements; RCP's reference router updates within an RTT as well.
-//!   Each face runs `T = min(period_ms, max(d, 8 Data times))`: with a
-//!   100 ms period on a 20 ms path, new flows would run at the old rate for
-//!   five RTTs and fill the shaper before the law saw them;
-//! * **the floor is one Data per period_ms.** A link that collapses to a
-//!   tiny floor (10 kbit/s is one 8 KB Data every 6.5 s) leaves its
-//!   consumers deaf to every later rate until their next Interest; the
-//!   reference RCP router keeps at least a packet per RTT for the same
-//!   reason. The floor uses the Data size measured on the face.
+//! The floor of the primary rate is one Data per `period_ms` (Data size
+//! measured on the face), not a fixed 10 kbit/s: on real links with 8 KB
+//! Data a law that collapsed to 10 kbit/s left its consumers sending one
+//! Interest every 6.5 s, deaf to every later rate until that Interest came
+//! back (dumbbell RCP stalled at 0.2 Mbit/s in half the runs). The
+//! reference RCP router keeps at least a packet per RTT for the same
+//! reason; one Data per period keeps a consumer held at the floor within
+//! one period of the next rate.
 
 use cc_core::mircc::{path::fold_path_id, Inflation, InterestShaper, ShaperConfig, ShaperVerdict};
 use cc_core::rcp::RcpConfig;
@@ -36,17 +32,9 @@ pub(crate) struct RateFace {
     srtt_secs: Option<f64>,
     rtt_gain: f64,
     default_rtt: Duration,
-    capacity_bps: f64,
-    /// The configured period: the longest T, and the floor's time base.
-    max_period: Duration,
-    /// When the law runs next (see the module doc for T).
-    next_update: Timestamp,
+    /// The control period T, also the floor's time base.
+    period: Duration,
 }
-
-/// Fewest Data a period must be able to carry at the face's capacity:
-/// shorter periods measure y(t) in too few packets to mean anything.
-const MIN_DATA_PER_PERIOD: f64 = 8.0;
-const ADAPTIVE_PERIOD: bool = false;
 
 /// The cc-core link-law parameters of `cfg`.
 pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
@@ -67,6 +55,7 @@ pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
 
 impl RateFace {
     pub(crate) fn new(kind: CcScheme, cfg: &CcConfig, capacity_bps: f64, now: Timestamp) -> Self {
+        let _ = now;
         let lcfg = link_law_config(cfg);
         let dual = kind == CcScheme::Mircc;
         let law_kind = if dual { LawKind::Mircc } else { LawKind::Rcp };
@@ -93,14 +82,11 @@ impl RateFace {
             srtt_secs: None,
             rtt_gain: m.rtt_gain,
             default_rtt: m.default_rtt,
-            capacity_bps: capacity_bps.max(0.0),
-            max_period: cfg.period(),
-            next_update: now,
+            period: cfg.period(),
         }
     }
 
     pub(crate) fn set_capacity(&mut self, c: f64) {
-        self.capacity_bps = c.max(0.0);
         self.law.set_capacity(c);
         self.shaper.set_capacity(c);
     }
@@ -113,21 +99,9 @@ impl RateFace {
         }
     }
 
-    /// The next period: d(t), at least [`MIN_DATA_PER_PERIOD`] Data times,
-    /// at most the configured period.
-    fn period(&self) -> Duration {
-        let d = self.srtt().as_secs_f64();
-        let lumpy = match self.inflation.data_bytes() {
-            Some(b) if self.capacity_bps > 0.0 => MIN_DATA_PER_PERIOD * b * 8.0 / self.capacity_bps,
-            _ => f64::INFINITY,
-        };
-        let t = d.max(lumpy).min(self.max_period.as_secs_f64());
-        Duration::from_secs_f64(t).max(Duration::from_millis(1))
-    }
-
     /// One Data per configured period, once the Data size is known.
     fn floor_bps(&self) -> f64 {
-        let t = self.max_period.as_secs_f64();
+        let t = self.period.as_secs_f64();
         match self.inflation.data_bytes() {
             Some(b) if t > 0.0 => b * 8.0 / t,
             _ => 0.0,
@@ -222,11 +196,11 @@ impl RateFace {
     }
 
     pub(crate) fn next_update(&self) -> Timestamp {
-        self.next_update
+        self.law.next_update()
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Timestamp) {
-        if now < self.next_update {
+        if now < self.law.next_update() {
             return;
         }
         let rtt = self.srtt();
@@ -238,14 +212,7 @@ impl RateFace {
         };
         self.law.set_floor_bps(self.floor_bps());
         let rates = self.law.update(now, &sample);
-        self.next_update = now
-            + if ADAPTIVE_PERIOD {
-                self.period()
-            } else {
-                self.max_period
-            };
         tracing::trace!(
-            capacity_bps = self.capacity_bps,
             y_bytes = sample.primary_bytes + sample.secondary_bytes,
             queue_bytes = sample.queue_bytes,
             rtt_ms = rtt.as_secs_f64() * 1e3,
@@ -264,5 +231,46 @@ impl RateFace {
         s.queued_interests = self.shaper.len() as u64;
         s.rejected_interests = c.rejected;
         s.evicted_interests = c.evicted;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A face of `scheme` on a 20 Mbit/s link that has seen one 8100-byte
+    /// Data and run one period with five flows at η·C each (eq. 1's factor
+    /// goes negative).
+    fn overloaded(scheme: CcScheme) -> RateFace {
+        let cfg = CcConfig {
+            scheme,
+            ..CcConfig::default()
+        };
+        let t0 = Timestamp::ZERO;
+        let mut f = RateFace::new(scheme, &cfg, 20e6, t0);
+        f.handle_timeout(t0);
+        f.on_data(t0, 8100, Some(Duration::from_millis(20)));
+        f.primary_bytes = (5.0 * 19e6 * 0.1 / 8.0) as u64;
+        f.handle_timeout(t0 + cfg.period());
+        f
+    }
+
+    const FLOOR_BPS: f64 = 8100.0 * 8.0 / 0.1;
+
+    #[test]
+    fn rcp_collapse_stops_at_one_measured_data_per_period() {
+        let f = overloaded(CcScheme::Rcp);
+        let rp = f.nack_fields().primary_rate_bps.unwrap() as f64;
+        assert!((rp - FLOOR_BPS).abs() < 1.0, "{rp} vs {FLOOR_BPS}");
+    }
+
+    #[test]
+    fn mircc_primary_floor_follows_the_data_size() {
+        let f = overloaded(CcScheme::Mircc);
+        let AnyLinkLaw::Mircc(m) = &f.law else {
+            panic!("mircc face without a mircc law");
+        };
+        assert!((m.floor_bps() - FLOOR_BPS).abs() < 1e-6);
+        assert!(m.primary_bps() >= FLOOR_BPS);
     }
 }
