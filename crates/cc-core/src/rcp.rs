@@ -20,7 +20,11 @@
 //! * the gain `T/d` is capped at 1, as the reference ns-2 router does
 //!   (`T_q = min(avg_rtt, T)`), so a period longer than the RTT does not
 //!   over-correct;
-//! * the result is clamped to `[min_rate_bps, η·C]` like the reference code;
+//! * the result is clamped to `[floor, η·C]` like the reference code, whose
+//!   floor is a minimum number of packets per RTT: the floor starts at
+//!   `min_rate_bps` and the caller may raise it ([`RcpLink::set_floor_bps`];
+//!   icnfwd uses one measured Data per period, so a consumer held at the
+//!   floor still hears each new rate within about a period);
 //! * α = β = 0.4 (the reference code's commented defaults) and η = 0.95.
 //!
 //! The caller hands in already-inflated byte counts (Interest bytes × the
