@@ -77,6 +77,10 @@ pub trait LinkLaw {
     fn next_update(&self) -> Timestamp;
     /// Changes the link capacity (Data direction), bit/s.
     fn set_capacity(&mut self, capacity_bps: f64);
+    /// Raises (or lowers) the floor of the primary (single-class) rate,
+    /// bit/s, never below the law's configured minimum; applies from the
+    /// next update.
+    fn set_floor_bps(&mut self, floor_bps: f64);
 }
 
 impl LinkLaw for RcpLink {
@@ -96,6 +100,9 @@ impl LinkLaw for RcpLink {
     }
     fn set_capacity(&mut self, capacity_bps: f64) {
         RcpLink::set_capacity(self, capacity_bps);
+    }
+    fn set_floor_bps(&mut self, floor_bps: f64) {
+        RcpLink::set_floor_bps(self, floor_bps);
     }
 }
 
@@ -122,6 +129,9 @@ impl LinkLaw for MirccRate {
     }
     fn set_capacity(&mut self, capacity_bps: f64) {
         MirccRate::set_capacity(self, capacity_bps);
+    }
+    fn set_floor_bps(&mut self, floor_bps: f64) {
+        MirccRate::set_floor_bps(self, floor_bps);
     }
 }
 
@@ -182,6 +192,12 @@ impl LinkLaw for AnyLinkLaw {
         match self {
             AnyLinkLaw::Rcp(l) => LinkLaw::set_capacity(l, capacity_bps),
             AnyLinkLaw::Mircc(l) => LinkLaw::set_capacity(l, capacity_bps),
+        }
+    }
+    fn set_floor_bps(&mut self, floor_bps: f64) {
+        match self {
+            AnyLinkLaw::Rcp(l) => LinkLaw::set_floor_bps(l, floor_bps),
+            AnyLinkLaw::Mircc(l) => LinkLaw::set_floor_bps(l, floor_bps),
         }
     }
 }

@@ -20,7 +20,11 @@
 //! * the gain `T/d` is capped at 1, as the reference ns-2 router does
 //!   (`T_q = min(avg_rtt, T)`), so a period longer than the RTT does not
 //!   over-correct;
-//! * the result is clamped to `[min_rate_bps, η·C]` like the reference code;
+//! * the result is clamped to `[floor, η·C]` like the reference code, whose
+//!   floor is a minimum number of packets per RTT: the floor starts at
+//!   `min_rate_bps` and the caller may raise it ([`RcpLink::set_floor_bps`];
+//!   icnfwd uses one measured Data per period, so a consumer held at the
+//!   floor still hears each new rate within about a period);
 //! * α = β = 0.4 (the reference code's commented defaults) and η = 0.95.
 //!
 //! The caller hands in already-inflated byte counts (Interest bytes × the
@@ -44,7 +48,10 @@ pub struct RcpConfig {
     pub period: Duration,
     /// RTT used while the caller has no estimate.
     pub default_rtt: Duration,
-    /// Floor of the stamped rate, so a link never advertises zero.
+    /// Floor of the stamped rate, so a link never advertises zero. The
+    /// caller may raise it at run time ([`RcpLink::set_floor_bps`]), e.g. to
+    /// one Data per control period as the reference router's "minimum
+    /// packets per RTT".
     pub min_rate_bps: f64,
     /// Initial rate as a fraction of `η·C`.
     pub initial_fraction: f64,
@@ -119,6 +126,8 @@ pub struct RcpLink {
     cfg: RcpConfig,
     capacity_bps: f64,
     rate_bps: f64,
+    /// Current floor (≥ `cfg.min_rate_bps`).
+    floor_bps: f64,
     last_update: Option<Timestamp>,
     last_input_bps: f64,
 }
@@ -128,12 +137,14 @@ impl RcpLink {
     /// `initial_fraction · η·C`.
     pub fn new(cfg: RcpConfig, capacity_bps: f64) -> Self {
         let capacity_bps = sanitize(capacity_bps);
+        let floor_bps = floor_of(&cfg, cfg.min_rate_bps);
         let rate_bps = (cfg.initial_fraction * cfg.eta * capacity_bps)
-            .clamp(cfg.min_rate_bps, upper(&cfg, capacity_bps));
+            .clamp(floor_bps, upper(&cfg, capacity_bps, floor_bps));
         RcpLink {
             cfg,
             capacity_bps,
             rate_bps,
+            floor_bps,
             last_update: None,
             last_input_bps: 0.0,
         }
@@ -142,9 +153,21 @@ impl RcpLink {
     /// Changes the capacity (e.g. the face was reconfigured).
     pub fn set_capacity(&mut self, capacity_bps: f64) {
         self.capacity_bps = sanitize(capacity_bps);
-        self.rate_bps = self
-            .rate_bps
-            .clamp(self.cfg.min_rate_bps, upper(&self.cfg, self.capacity_bps));
+        self.rate_bps = self.rate_bps.clamp(
+            self.floor_bps,
+            upper(&self.cfg, self.capacity_bps, self.floor_bps),
+        );
+    }
+
+    /// Sets the floor of the stamped rate (never below
+    /// `RcpConfig::min_rate_bps`); applies from the next update.
+    pub fn set_floor_bps(&mut self, floor_bps: f64) {
+        self.floor_bps = floor_of(&self.cfg, floor_bps);
+    }
+
+    /// The floor of the stamped rate.
+    pub fn floor_bps(&self) -> f64 {
+        self.floor_bps
     }
 
     /// Link capacity in bit/s.
@@ -172,8 +195,18 @@ impl RcpLink {
 }
 
 /// Upper clamp `η·C`, never below the floor.
-fn upper(cfg: &RcpConfig, capacity_bps: f64) -> f64 {
-    (cfg.eta * capacity_bps).max(cfg.min_rate_bps)
+fn upper(cfg: &RcpConfig, capacity_bps: f64, floor_bps: f64) -> f64 {
+    (cfg.eta * capacity_bps).max(floor_bps)
+}
+
+/// A requested floor, made finite and at least `cfg.min_rate_bps`.
+fn floor_of(cfg: &RcpConfig, floor_bps: f64) -> f64 {
+    let min = sanitize(cfg.min_rate_bps);
+    if floor_bps.is_finite() {
+        floor_bps.max(min)
+    } else {
+        min
+    }
 }
 
 /// Non-finite or negative capacities become zero instead of poisoning rates.
@@ -201,7 +234,7 @@ impl LinkRateLaw for RcpLink {
         self.last_input_bps = y;
         let c = self.capacity_bps;
         if c <= 0.0 {
-            self.rate_bps = self.cfg.min_rate_bps;
+            self.rate_bps = self.floor_bps;
             return self.rate_bps;
         }
         let d = rtt_secs(rtt, self.cfg.default_rtt);
@@ -210,9 +243,9 @@ impl LinkRateLaw for RcpLink {
         let feedback = self.cfg.alpha * (self.cfg.eta * c - y) - self.cfg.beta * q_bits / d;
         let next = self.rate_bps * (1.0 + gain * feedback / c);
         self.rate_bps = if next.is_finite() {
-            next.clamp(self.cfg.min_rate_bps, upper(&self.cfg, c))
+            next.clamp(self.floor_bps, upper(&self.cfg, c, self.floor_bps))
         } else {
-            self.cfg.min_rate_bps
+            self.floor_bps
         };
         self.rate_bps
     }
@@ -388,6 +421,24 @@ mod tests {
             l.update(ms(t), 0, 0, Duration::from_millis(100));
         }
         assert_eq!(l.rate_bps(), 0.95e6);
+    }
+
+    #[test]
+    fn collapse_lands_on_the_raised_floor() {
+        let mut l = RcpLink::new(RcpConfig::default(), 20e6);
+        l.update(ms(0), 0, 0, Duration::from_millis(20));
+        // One 8100-byte Data per 100 ms.
+        l.set_floor_bps(648_000.0);
+        assert_eq!(l.floor_bps(), 648_000.0);
+        let r = l.update(ms(100), 5_000_000, 1_000_000, Duration::from_millis(20));
+        assert_eq!(r, 648_000.0);
+        // Never below the configured minimum, whatever the caller asks.
+        l.set_floor_bps(1.0);
+        assert_eq!(l.floor_bps(), 10_000.0);
+        l.set_floor_bps(f64::NAN);
+        assert_eq!(l.floor_bps(), 10_000.0);
+        let r = l.update(ms(200), 5_000_000, 1_000_000, Duration::from_millis(20));
+        assert_eq!(r, 10_000.0);
     }
 
     #[test]

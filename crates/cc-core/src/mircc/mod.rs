@@ -30,7 +30,9 @@
 //! * β(t) = β' when y(t) = 0 (the formula divides by y);
 //! * the rate is clamped to `[min_rate_bps, η·C]` after the EWMA (a large
 //!   queue can make `base` negative); the EWMA states themselves are not
-//!   clamped;
+//!   clamped; the caller may raise the primary floor
+//!   ([`MirccRate::set_floor_bps`], icnfwd: one measured Data per period),
+//!   the secondary one stays at `min_rate_bps`;
 //! * η = 0.95 (not given in the MIRCC text), T = 100 ms, RTT EWMA gain 1/8,
 //!   inflation EWMA gain 1/8, inflation 1.0 before any sample;
 //! * Nacks carry both Rp and Rs; the consumer applies only decreases;
@@ -38,7 +40,11 @@
 //! * steering hints are random values consumed digit by digit
 //!   (`index = h mod n`, `h := h / n`);
 //! * the consumer enforces only the per-path cap when splitting the primary
-//!   rate (it cannot see links).
+//!   rate (it cannot see links);
+//! * the consumer serves classes and paths in proportion by smooth weighted
+//!   round robin, not by independent random draws (which make each path's
+//!   input binomial and cost ~2 Mbit/s on the 2 × 10 Mbit/s diamond with
+//!   8 KB Data); only the 3% hint-less choice is random.
 
 mod consumer;
 mod link;

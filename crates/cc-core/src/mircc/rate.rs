@@ -25,6 +25,8 @@ pub struct MirccConfig {
     /// Inflation factor assumed before both sizes were sampled.
     pub initial_inflation: f64,
     /// Floor of both stamped rates; keeps N̂ finite (algorithms.md §2.6.1).
+    /// The caller may raise the primary floor at run time
+    /// ([`MirccRate::set_floor_bps`]).
     pub min_rate_bps: f64,
 }
 
@@ -66,7 +68,8 @@ impl ClassState {
     }
 
     /// One period of eqs. 2-5 on capacity `cap` (C, or Cs for the secondary
-    /// class, which also floors N̂ at 1 per eq. 12).
+    /// class, which also floors N̂ at 1 per eq. 12); the result is clamped
+    /// to `[floor, ceiling]`.
     #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
@@ -76,9 +79,10 @@ impl ClassState {
         q_bits: f64,
         d: f64,
         n_hat_floor_one: bool,
+        floor: f64,
         ceiling: f64,
     ) -> f64 {
-        let r_prev = self.rate_bps.max(cfg.min_rate_bps);
+        let r_prev = self.rate_bps.max(floor);
         let mut n_hat = cap.max(y) / r_prev;
         if n_hat_floor_one {
             n_hat = n_hat.max(1.0);
@@ -108,11 +112,11 @@ impl ClassState {
         }
         self.prev_input_bps = y;
         let r = self.base_ewma + self.excess_ewma;
-        let hi = ceiling.max(cfg.min_rate_bps);
+        let hi = ceiling.max(floor);
         self.rate_bps = if r.is_finite() {
-            r.clamp(cfg.min_rate_bps, hi)
+            r.clamp(floor, hi)
         } else {
-            cfg.min_rate_bps
+            floor
         };
         self.rate_bps
     }
@@ -127,6 +131,8 @@ pub struct MirccRate {
     capacity_bps: f64,
     primary: ClassState,
     secondary: ClassState,
+    /// Floor of the primary rate (≥ `cfg.min_rate_bps`).
+    primary_floor_bps: f64,
     last_update: Option<Timestamp>,
 }
 
@@ -140,8 +146,27 @@ impl MirccRate {
             capacity_bps,
             primary: ClassState::new(start),
             secondary: ClassState::new(start),
+            primary_floor_bps: cfg.min_rate_bps,
             last_update: None,
         }
+    }
+
+    /// Sets the floor of the primary (single-class) rate, never below
+    /// `MirccConfig::min_rate_bps`; applies from the next update. The
+    /// secondary rate keeps the configured floor: primary Interests already
+    /// carry the feedback a flow needs.
+    pub fn set_floor_bps(&mut self, floor_bps: f64) {
+        let min = self.cfg.min_rate_bps;
+        self.primary_floor_bps = if floor_bps.is_finite() {
+            floor_bps.max(min)
+        } else {
+            min
+        };
+    }
+
+    /// The floor of the primary rate.
+    pub fn floor_bps(&self) -> f64 {
+        self.primary_floor_bps
     }
 
     /// Runs one period with inflated byte counts: `primary_bytes` and
@@ -165,9 +190,12 @@ impl MirccRate {
         let q = queue_bytes as f64 * 8.0;
         let c = self.capacity_bps;
         let ceiling = self.cfg.eta * c;
-        self.primary.step(&self.cfg, c, yp, q, d, false, ceiling);
+        let (pf, sf) = (self.primary_floor_bps, self.cfg.min_rate_bps);
+        self.primary
+            .step(&self.cfg, c, yp, q, d, false, pf, ceiling);
         let cs = (c - yp).max(0.0); // eq. 11
-        self.secondary.step(&self.cfg, cs, ys, q, d, true, ceiling);
+        self.secondary
+            .step(&self.cfg, cs, ys, q, d, true, sf, ceiling);
         self.rates_bps()
     }
 
@@ -194,9 +222,12 @@ impl MirccRate {
     /// Changes the capacity; rates are re-clamped.
     pub fn set_capacity(&mut self, capacity_bps: f64) {
         self.capacity_bps = sanitize(capacity_bps);
-        let hi = (self.cfg.eta * self.capacity_bps).max(self.cfg.min_rate_bps);
-        for s in [&mut self.primary, &mut self.secondary] {
-            s.rate_bps = s.rate_bps.clamp(self.cfg.min_rate_bps, hi);
+        let eta_c = self.cfg.eta * self.capacity_bps;
+        for (s, floor) in [
+            (&mut self.primary, self.primary_floor_bps),
+            (&mut self.secondary, self.cfg.min_rate_bps),
+        ] {
+            s.rate_bps = s.rate_bps.clamp(floor, eta_c.max(floor));
         }
     }
 
@@ -277,6 +308,11 @@ impl Inflation {
     /// One Data received on the link.
     pub fn on_data(&mut self, bytes: u32) {
         Self::fold(&mut self.data_bytes, self.gain, bytes);
+    }
+    /// The EWMA of the Data received on the link, bytes (`None` before the
+    /// first Data).
+    pub fn data_bytes(&self) -> Option<f64> {
+        (self.data_bytes > 0.0).then_some(self.data_bytes)
     }
     /// The current factor ι (≥ a tiny positive value).
     pub fn factor(&self) -> f64 {
@@ -388,12 +424,28 @@ mod tests {
     }
 
     #[test]
+    fn raised_floor_holds_the_primary_rate_only() {
+        let mut r = MirccRate::new(MirccConfig::default(), 10e6);
+        r.update(ms(0), 0, 0, RTT);
+        r.set_floor_bps(648_000.0);
+        // A huge queue drives base far below zero: Rp stops at the raised
+        // floor, Rs at the configured one.
+        let (rp, rs) = r.update_dual(ms(100), bytes_for(20e6), bytes_for(5e6), 10_000_000, RTT);
+        assert_eq!(rp, 648_000.0);
+        assert_eq!(rs, 10_000.0);
+        r.set_floor_bps(-5.0);
+        assert_eq!(r.floor_bps(), 10_000.0);
+    }
+
+    #[test]
     fn inflation_is_the_size_ratio() {
         let mut i = Inflation::new(0.125, 1.0);
         assert_eq!(i.factor(), 1.0);
+        assert_eq!(i.data_bytes(), None);
         i.on_interest(50);
         i.on_data(1000);
         assert_eq!(i.factor(), 20.0);
+        assert_eq!(i.data_bytes(), Some(1000.0));
         assert_eq!(i.inflate(100), 2000);
         i.on_data(2000);
         assert!((i.factor() - 1125.0 / 50.0).abs() < 1e-9);

@@ -3,6 +3,15 @@
 //! [`Inflation`] factor and the MIRCC [`InterestShaper`] that books the
 //! returning Data on the face's capacity and hands back what it cannot
 //! queue (Nacked with the face's rates).
+//!
+//! The floor of the primary rate is one Data per `period_ms` (Data size
+//! measured on the face), not a fixed 10 kbit/s: on real links with 8 KB
+//! Data a law that collapsed to 10 kbit/s left its consumers sending one
+//! Interest every 6.5 s, deaf to every later rate until that Interest came
+//! back (dumbbell RCP stalled at 0.2 Mbit/s in half the runs). The
+//! reference RCP router keeps at least a packet per RTT for the same
+//! reason; one Data per period keeps a consumer held at the floor within
+//! one period of the next rate.
 
 use cc_core::mircc::{path::fold_path_id, Inflation, InterestShaper, ShaperConfig, ShaperVerdict};
 use cc_core::rcp::RcpConfig;
@@ -23,6 +32,8 @@ pub(crate) struct RateFace {
     srtt_secs: Option<f64>,
     rtt_gain: f64,
     default_rtt: Duration,
+    /// The control period T, also the floor's time base.
+    period: Duration,
 }
 
 /// The cc-core link-law parameters of `cfg`.
@@ -71,12 +82,30 @@ impl RateFace {
             srtt_secs: None,
             rtt_gain: m.rtt_gain,
             default_rtt: m.default_rtt,
+            period: cfg.period(),
         }
     }
 
     pub(crate) fn set_capacity(&mut self, c: f64) {
         self.law.set_capacity(c);
         self.shaper.set_capacity(c);
+    }
+
+    /// The smoothed RTT d(t), or the default before any sample.
+    fn srtt(&self) -> Duration {
+        match self.srtt_secs {
+            Some(s) if s > 0.0 => Duration::from_secs_f64(s),
+            _ => self.default_rtt,
+        }
+    }
+
+    /// One Data per configured period, once the Data size is known.
+    fn floor_bps(&self) -> f64 {
+        let t = self.period.as_secs_f64();
+        match self.inflation.data_bytes() {
+            Some(b) if t > 0.0 => b * 8.0 / t,
+            _ => 0.0,
+        }
     }
 
     pub(crate) fn queued(&self) -> usize {
@@ -174,17 +203,24 @@ impl RateFace {
         if now < self.law.next_update() {
             return;
         }
-        let rtt = match self.srtt_secs {
-            Some(s) if s > 0.0 => Duration::from_secs_f64(s),
-            _ => self.default_rtt,
-        };
+        let rtt = self.srtt();
         let sample = LinkSample {
             primary_bytes: core::mem::take(&mut self.primary_bytes),
             secondary_bytes: core::mem::take(&mut self.secondary_bytes),
             queue_bytes: self.inflation.inflate(self.shaper.queued_bytes()),
             rtt,
         };
-        self.law.update(now, &sample);
+        self.law.set_floor_bps(self.floor_bps());
+        let rates = self.law.update(now, &sample);
+        tracing::trace!(
+            y_bytes = sample.primary_bytes + sample.secondary_bytes,
+            queue_bytes = sample.queue_bytes,
+            rtt_ms = rtt.as_secs_f64() * 1e3,
+            primary_bps = rates.primary_bps,
+            secondary_bps = rates.secondary_bps,
+            queued = self.shaper.len(),
+            "rate update"
+        );
     }
 
     pub(crate) fn status(&self, s: &mut CcFaceStatus) {
@@ -195,5 +231,46 @@ impl RateFace {
         s.queued_interests = self.shaper.len() as u64;
         s.rejected_interests = c.rejected;
         s.evicted_interests = c.evicted;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A face of `scheme` on a 20 Mbit/s link that has seen one 8100-byte
+    /// Data and run one period with five flows at η·C each (eq. 1's factor
+    /// goes negative).
+    fn overloaded(scheme: CcScheme) -> RateFace {
+        let cfg = CcConfig {
+            scheme,
+            ..CcConfig::default()
+        };
+        let t0 = Timestamp::ZERO;
+        let mut f = RateFace::new(scheme, &cfg, 20e6, t0);
+        f.handle_timeout(t0);
+        f.on_data(t0, 8100, Some(Duration::from_millis(20)));
+        f.primary_bytes = (5.0 * 19e6 * 0.1 / 8.0) as u64;
+        f.handle_timeout(t0 + cfg.period());
+        f
+    }
+
+    const FLOOR_BPS: f64 = 8100.0 * 8.0 / 0.1;
+
+    #[test]
+    fn rcp_collapse_stops_at_one_measured_data_per_period() {
+        let f = overloaded(CcScheme::Rcp);
+        let rp = f.nack_fields().primary_rate_bps.unwrap() as f64;
+        assert!((rp - FLOOR_BPS).abs() < 1.0, "{rp} vs {FLOOR_BPS}");
+    }
+
+    #[test]
+    fn mircc_primary_floor_follows_the_data_size() {
+        let f = overloaded(CcScheme::Mircc);
+        let AnyLinkLaw::Mircc(m) = &f.law else {
+            panic!("mircc face without a mircc law");
+        };
+        assert!((m.floor_bps() - FLOOR_BPS).abs() < 1e-6);
+        assert!(m.primary_bps() >= FLOOR_BPS);
     }
 }
