@@ -75,8 +75,10 @@ fn details(r: &RunResult) {
                 .map(|e| format!(", FAILED: {e}"))
                 .or_else(|| {
                     let st = f.icncat_stats.as_ref()?;
+                    let done = st.get("completed").and_then(|v| v.as_bool());
                     Some(format!(
-                        ", completed: {:.2} Mbit/s goodput over {:.1} s",
+                        ", {}: {:.2} Mbit/s goodput over {:.1} s",
+                        if done == Some(true) { "completed" } else { "stopped" },
                         st.get("goodput_bps")?.as_f64()? / 1e6,
                         st.get("elapsed_s")?.as_f64()?
                     ))
