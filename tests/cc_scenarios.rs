@@ -78,7 +78,11 @@ fn details(r: &RunResult) {
                     let done = st.get("completed").and_then(|v| v.as_bool());
                     Some(format!(
                         ", {}: {:.2} Mbit/s goodput over {:.1} s",
-                        if done == Some(true) { "completed" } else { "stopped" },
+                        if done == Some(true) {
+                            "completed"
+                        } else {
+                            "stopped"
+                        },
                         st.get("goodput_bps")?.as_f64()? / 1e6,
                         st.get("elapsed_s")?.as_f64()?
                     ))
