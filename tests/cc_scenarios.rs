@@ -425,13 +425,7 @@ fn arrival_mircc_settles_faster_than_rcp() {
     assert_ok(check_arrival_pair(&m, &r));
 }
 
-case!(
-    qsccp_classes,
-    "qsccp_classes",
-    "qsccp",
-    check_qsccp_classes,
-    ignore = "needs qsccp EF wiring: EF p95 RTT not reliably near propagation (41, 76, 1280 ms in three runs; passed once)"
-);
+case!(qsccp_classes, "qsccp_classes", "qsccp", check_qsccp_classes);
 case!(diamond_best_route, "diamond", "none", check_diamond);
 case!(
     diamond_mircc,

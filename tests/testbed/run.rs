@@ -313,6 +313,20 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
     }
     drop(stop);
     let samples = sampler.join().map_err(|_| "sampler panicked")?;
+    if std::env::var_os("ICN_TESTBED_KEEP").is_some_and(|v| v != "0") {
+        // The queues behind the figures, for a kept run's post-mortem.
+        let mut tsv =
+            String::from("t_s\tnode\tface\tqueue_interests\tqueue_data\tqueue_data_bytes\n");
+        for (t, node, snap) in &samples {
+            for st in &snap.states {
+                tsv.push_str(&format!(
+                    "{t:.3}\t{node}\t{}\t{}\t{}\t{}\n",
+                    st.face_id, st.queue_interests, st.queue_data, st.queue_data_bytes
+                ));
+            }
+        }
+        let _ = std::fs::write(dir.join("queues.tsv"), tsv);
+    }
     let mut last = BTreeMap::new();
     for (name, c) in &mut conns {
         last.insert(
