@@ -17,6 +17,10 @@ use super::topo::{cc_section, cc_supported, Caps, ChildGuard, Testbed};
 /// Sampling period of the face counters.
 pub const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
 
+/// How long past a flow's stop time icncat may take to stop itself (its
+/// `--duration` timer started when it was spawned) before it gets SIGINT.
+pub const STOP_GRACE: Duration = Duration::from_millis(1000);
+
 /// Raw observations of one run, turned into figures by `results::derive`.
 pub struct RunData {
     pub duration_s: f64,
@@ -31,7 +35,7 @@ pub struct RunData {
     /// Flow name -> icncat's --stats-json, when it wrote one.
     pub flow_stats: BTreeMap<String, serde_json::Value>,
     /// Flow name -> RTT samples (ms) in arrival order, from `--log-rtt`
-    /// (a killed icncat loses at most its last unflushed 8 KiB).
+    /// (complete: icncat stops itself at `--duration` and flushes).
     pub flow_rtts: BTreeMap<String, Vec<f64>>,
     /// Flow name -> log tail, for flows that exited with an error.
     pub flow_errors: BTreeMap<String, String>,
@@ -238,6 +242,13 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
                 .arg(dir.join(format!("{}.rtt.tsv", f.name)))
                 .arg("--log-cwnd")
                 .arg(dir.join(format!("{}.cwnd.tsv", f.name)))
+                // icncat stops itself at the flow's stop time and writes its
+                // stats and logs in full (exit status 3).
+                .arg("--duration")
+                .arg(format!(
+                    "{:.3}",
+                    ((f.stop_s - f.start_s) * scale).max(0.001)
+                ))
                 .args(consumer_args(sc, scheme, f));
             let log = dir.join(format!("{}.icncat.log", f.name));
             let started = t0.elapsed().as_secs_f64();
@@ -273,19 +284,49 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
                 );
             }
         } else if let Some(mut g) = running.remove(&i) {
-            let finished_early = !g.alive();
-            g.stop(Duration::from_millis(1500));
+            // It was spawned a little after its start event, so its own
+            // --duration ends a little after this stop event: wait for that,
+            // and only then stop it the hard way (SIGINT, which icncat also
+            // handles cleanly, then SIGKILL).
+            let until = Instant::now() + STOP_GRACE;
+            while g.alive() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let by_itself = g.stop(Duration::from_millis(1500));
             let stopped = t0.elapsed().as_secs_f64();
             flow_times.insert(f.name.clone(), (starts[&i], stopped));
             let status = g.child.wait().ok();
-            if finished_early && status.is_some_and(|s| !s.success()) {
-                flow_errors.insert(f.name.clone(), g.log_tail(5));
+            // 0 completed, 3 stopped by --duration, 130 stopped by SIGINT.
+            let clean = by_itself && status.is_some_and(|s| matches!(s.code(), Some(0 | 3 | 130)));
+            if !clean {
+                flow_errors.insert(
+                    f.name.clone(),
+                    format!(
+                        "icncat ended with {status:?}{}:\n{}",
+                        if by_itself { "" } else { " after SIGKILL" },
+                        g.log_tail(5)
+                    ),
+                );
             }
             tb.procs.push(g);
         }
     }
     drop(stop);
     let samples = sampler.join().map_err(|_| "sampler panicked")?;
+    if std::env::var_os("ICN_TESTBED_KEEP").is_some_and(|v| v != "0") {
+        // The queues behind the figures, for a kept run's post-mortem.
+        let mut tsv =
+            String::from("t_s\tnode\tface\tqueue_interests\tqueue_data\tqueue_data_bytes\n");
+        for (t, node, snap) in &samples {
+            for st in &snap.states {
+                tsv.push_str(&format!(
+                    "{t:.3}\t{node}\t{}\t{}\t{}\t{}\n",
+                    st.face_id, st.queue_interests, st.queue_data, st.queue_data_bytes
+                ));
+            }
+        }
+        let _ = std::fs::write(dir.join("queues.tsv"), tsv);
+    }
     let mut last = BTreeMap::new();
     for (name, c) in &mut conns {
         last.insert(

@@ -4,11 +4,12 @@ use crate::fetch::{FetchError, Fetcher};
 use crate::logs::FetchLogs;
 use crate::mgmt::{self, CommandSigning, ControlResponse};
 use crate::publisher::Publisher;
-use crate::stats::FetchStats;
+use crate::stats::{FetchStats, StopReason};
 use crate::transport::Face;
 use bytes::{Bytes, BytesMut};
 use cc_core::Timestamp;
 use icn_tlv::{decode_packet, Name, NetPacket};
+use std::future::Future;
 use std::io::{self, Write};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -59,6 +60,30 @@ pub async fn fetch(
     progress: Option<Progress<'_>>,
     logs: &mut FetchLogs,
 ) -> Result<FetchStats, RunError> {
+    fetch_until(
+        face,
+        fetcher,
+        out,
+        progress,
+        logs,
+        std::future::pending::<StopReason>(),
+    )
+    .await
+}
+
+/// Like [`fetch`], but ends early when `stop` resolves: what was received
+/// so far is written to `out`, the logs are flushed, and the stats say
+/// `completed: false, stopped_by: Some(reason)` with the elapsed time and
+/// goodput up to the stop. Completion wins if both happen in one turn.
+pub async fn fetch_until(
+    face: &mut Face,
+    fetcher: &mut Fetcher,
+    out: &mut dyn Write,
+    progress: Option<Progress<'_>>,
+    logs: &mut FetchLogs,
+    stop: impl Future<Output = StopReason>,
+) -> Result<FetchStats, RunError> {
+    tokio::pin!(stop);
     let clock = Clock::new();
     let sender = face.sender();
     let mut progress = progress;
@@ -99,10 +124,15 @@ pub async fn fetch(
         if fetcher.is_done() {
             out.flush()?;
             logs.flush()?;
-            return Ok(fetcher.stats());
+            let mut st = fetcher.stats();
+            st.completed = true;
+            return Ok(st);
         }
         let deadline = fetcher.poll_timeout();
         tokio::select! {
+            reason = &mut stop => {
+                return stopped(fetcher, &clock, out, logs, progress, reason);
+            }
             r = face.recv(&mut rx) => {
                 if !r? {
                     return Err(RunError::Closed);
@@ -115,6 +145,33 @@ pub async fn fetch(
             _ = sleep_opt(deadline.map(|d| clock.instant(d))) => {}
         }
     }
+}
+
+/// The clean end of a stopped fetch: hands out what is in order, flushes
+/// content and logs, and closes the timing window at the stop.
+fn stopped(
+    fetcher: &mut Fetcher,
+    clock: &Clock,
+    out: &mut dyn Write,
+    logs: &mut FetchLogs,
+    progress: Option<Progress<'_>>,
+    reason: StopReason,
+) -> Result<FetchStats, RunError> {
+    while let Some(c) = fetcher.poll_output() {
+        out.write_all(&c)?;
+    }
+    while let Some(e) = fetcher.poll_log() {
+        logs.write(&e)?;
+    }
+    out.flush()?;
+    logs.flush()?;
+    fetcher.finish_timing(clock.now());
+    if let Some(p) = progress {
+        p(fetcher, true);
+    }
+    let mut st = fetcher.stats();
+    st.stopped_by = Some(reason);
+    Ok(st)
 }
 
 async fn sleep_opt(at: Option<tokio::time::Instant>) {

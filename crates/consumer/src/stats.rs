@@ -75,6 +75,40 @@ impl RttSummary {
     }
 }
 
+/// Why a fetch ended before its last segment without failing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopReason {
+    /// `icncat --duration` expired.
+    Duration,
+    /// SIGINT (Ctrl-C).
+    Sigint,
+    /// SIGTERM.
+    Sigterm,
+}
+
+impl StopReason {
+    /// icncat's exit status for a transfer stopped this way: 3 for
+    /// `--duration` (1 is an error, 2 a usage error), 128 + the signal
+    /// number for signals, as shells report a process killed by it.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            StopReason::Duration => 3,
+            StopReason::Sigint => 130,
+            StopReason::Sigterm => 143,
+        }
+    }
+
+    /// What stopped the transfer, for the summary.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Duration => "--duration expired",
+            StopReason::Sigint => "SIGINT",
+            StopReason::Sigterm => "SIGTERM",
+        }
+    }
+}
+
 /// Counters of one fetch.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FetchStats {
@@ -82,7 +116,12 @@ pub struct FetchStats {
     pub scheme: String,
     /// The versioned name that was fetched.
     pub name: String,
-    /// Seconds from the first Interest of the pipeline to the last segment.
+    /// Whether every segment was received.
+    pub completed: bool,
+    /// Set when the transfer was stopped before completing (not an error).
+    pub stopped_by: Option<StopReason>,
+    /// Seconds from the first Interest of the pipeline to the last segment
+    /// (or to the stop).
     pub elapsed_s: f64,
     pub segments_received: u64,
     /// Content bytes (what ndnget calls the transferred size).
@@ -140,11 +179,37 @@ impl FetchStats {
     /// The summary, in ndnget's words.
     pub fn summary(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "All segments have been received.");
+        match (self.completed, self.stopped_by) {
+            (true, _) => {
+                let _ = writeln!(s, "All segments have been received.");
+            }
+            (false, Some(r)) => {
+                let _ = writeln!(
+                    s,
+                    "Transfer stopped by {} before the last segment (not completed).",
+                    r.describe()
+                );
+            }
+            (false, None) => {
+                let _ = writeln!(s, "Transfer did not complete.");
+            }
+        }
         let _ = writeln!(s, "Name: {}", self.name);
         let _ = writeln!(s, "Congestion control: {}", self.scheme);
         let _ = writeln!(s, "Time elapsed: {:.3} milliseconds", self.elapsed_s * 1e3);
-        let _ = writeln!(s, "Segments received: {}", self.segments_received);
+        match self.final_segment.filter(|_| !self.completed) {
+            Some(last) => {
+                let _ = writeln!(
+                    s,
+                    "Segments received: {} of {}",
+                    self.segments_received,
+                    last.saturating_add(1)
+                );
+            }
+            None => {
+                let _ = writeln!(s, "Segments received: {}", self.segments_received);
+            }
+        }
         let _ = writeln!(
             s,
             "Transferred size: {} kB",
@@ -199,6 +264,7 @@ mod tests {
     #[test]
     fn goodput_and_summary_lines() {
         let mut st = FetchStats {
+            completed: true,
             bytes_received: 1_000_000,
             segments_received: 125,
             interests_sent: 130,
@@ -215,6 +281,35 @@ mod tests {
         assert!(s.contains("Goodput: 4.000000 Mbit/s"));
         assert!(s.contains("Retransmitted segments: 5 ("));
         assert!(s.contains("RTT min/avg/max = 1.000/2.000/3.000 ms"));
+        assert!(s.starts_with("All segments have been received."));
+    }
+
+    #[test]
+    fn stopped_summary_and_json_say_so() {
+        let st = FetchStats {
+            stopped_by: Some(StopReason::Duration),
+            segments_received: 40,
+            final_segment: Some(99),
+            ..Default::default()
+        };
+        let s = st.summary();
+        assert!(
+            s.starts_with("Transfer stopped by --duration expired"),
+            "{s}"
+        );
+        assert!(s.contains("not completed"));
+        assert!(s.contains("Segments received: 40 of 100"));
+        let j = serde_json::to_value(&st).unwrap();
+        assert_eq!(j["completed"], false);
+        assert_eq!(j["stopped_by"], "duration");
+        let codes: Vec<i32> = [
+            StopReason::Duration,
+            StopReason::Sigint,
+            StopReason::Sigterm,
+        ]
+        .map(StopReason::exit_code)
+        .to_vec();
+        assert_eq!(codes, [3, 130, 143]);
     }
 
     #[test]

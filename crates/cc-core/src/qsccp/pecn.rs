@@ -17,6 +17,9 @@
 //! (9)  g^p += 1 (≤ λ) if y^p > κ·R^p else g^p −= 1 (≥ 0); φ^p = φ_pen when
 //!      g^p = λ; φ^p = 1 again when g^p = 0 (`restore_phi`, [R])
 //! ```
+//! Delay-sensitive flows' R is lowered by `ds_rate_headroom` (default 5%)
+//! so that their class queue, served by a token bucket at δ_c·η·B, runs
+//! below load 1 and stays empty on real links ([D], see the field).
 //! Rates are expected Data rates (bit/s): offered Interests count their Dsz.
 //! A flow that offered nothing in a period and has an empty queue is
 //! forgotten, as in the authors' code.
@@ -221,6 +224,9 @@ impl<T> CdsScheduler<T> {
             if code && p.phi >= 1.0 {
                 r *= queue_factor(f64::from(f.len) / vq);
             }
+            if f.class.is_delay_sensitive() {
+                r *= 1.0 - cfg.ds_rate_headroom.clamp(0.0, 0.5);
+            }
             if r > 0.0 {
                 if y > cfg.kappa * r {
                     p.greedy = (p.greedy + 1).min(lambda);
@@ -298,7 +304,31 @@ mod tests {
         assert!(close(r(ServiceClass::Af2, 3), 2_227_500.0));
         assert!(close(r(ServiceClass::Af2, 2), 2_227_500.0 + 1_727_500.0));
         assert!(close(r(ServiceClass::Af1, 4), 2_970_000.0));
-        assert!(close(r(ServiceClass::Ef, 1), 990_000.0));
+        // EF: its class capacity less the default 5% headroom.
+        assert!(close(r(ServiceClass::Ef, 1), 0.95 * 990_000.0));
+    }
+
+    #[test]
+    fn ds_headroom_lowers_only_delay_sensitive_rates() {
+        for h in [0.0, 0.05, 0.2] {
+            let cfg = QsccpConfig {
+                delta: [0.2, 0.2, 0.1],
+                ds_rate_headroom: h,
+                flow_queue_capacity: 100_000,
+                dt_class_capacity: 100_000,
+                ..QsccpConfig::default()
+            };
+            let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+            offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
+            offer(&mut s, ServiceClass::Be, 5, 9_000_000);
+            s.update_rates(Timestamp::from_millis(100));
+            let ef = s.flow_rate_bps(ServiceClass::Ef, 1).unwrap();
+            assert!(close(ef, (1.0 - h) * 990_000.0), "h {h}: EF {ef}");
+            // The class capacity (and so BE's share) is unchanged.
+            assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
+            let be = s.flow_rate_bps(ServiceClass::Be, 5).unwrap();
+            assert!(close(be, 9_900_000.0 - 990_000.0), "h {h}: BE {be}");
+        }
     }
 
     #[test]

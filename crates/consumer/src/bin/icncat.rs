@@ -8,6 +8,7 @@ use clap::Parser;
 use icn_consumer::logs::FetchLogs;
 use icn_consumer::run::{self, RunError};
 use icn_consumer::scheme::{ndnget_rtt, parse_service_class, Scheme, SchemeOptions};
+use icn_consumer::stats::StopReason;
 use icn_consumer::transport::{default_endpoint, Endpoint, Face};
 use icn_consumer::{Discovery, FetchConfig, Fetcher, PipelineConfig, RateSpec};
 use icn_tlv::Name;
@@ -18,7 +19,7 @@ use std::io::{IsTerminal, Write};
     name = "icncat",
     version,
     about = "Fetch a segmented NDN object (like ndnget) with any icnfwd congestion-control scheme",
-    after_help = "Schemes (--cc): none (fixed window 64), fixed (--pipeline-size window, or --rate), rate (= fixed, --rate required), aimd, cubic (default), pcon (AIMD reacting to marks), rcp, mircc, ccc (--objective), wincm, qsccp (--class).\n\nRate schemes (rcp, mircc, ccc, qsccp) follow what the forwarders stamp on the way back (RCP/MIRCC rates, CCC pace constraint, QSCCP TargetRate); --rate only sets the rate used until the first stamped value arrives (default: the paper's initial rate).\n\nThe summary goes to stderr; the content to stdout unless -o is given."
+    after_help = "Schemes (--cc): none (fixed window 64), fixed (--pipeline-size window, or --rate), rate (= fixed, --rate required), aimd, cubic (default), pcon (AIMD reacting to marks), rcp, mircc, ccc (--objective), wincm, qsccp (--class).\n\nRate schemes (rcp, mircc, ccc, qsccp) follow what the forwarders stamp on the way back (RCP/MIRCC rates, CCC pace constraint, QSCCP TargetRate); --rate only sets the rate used until the first stamped value arrives (default: the paper's initial rate).\n\nThe summary goes to stderr; the content to stdout unless -o is given.\n\nStopping early: --duration S, SIGINT (Ctrl-C) or SIGTERM end the fetch cleanly: the content received in order so far is written, --log-rtt/--log-cwnd are flushed, --stats-json is written with \"completed\": false and \"stopped_by\", and the summary says the transfer was stopped.\n\nExit status: 0 all segments received (or --subscribe ended); 1 error; 2 usage error; 3 stopped by --duration; 130 stopped by SIGINT; 143 stopped by SIGTERM."
 )]
 struct Args {
     /// Name of the object; without a version component, the latest version is discovered.
@@ -45,9 +46,11 @@ struct Args {
     /// With --subscribe: stop after this many seconds without stream Data.
     #[arg(long, default_value_t = 5, value_name = "S")]
     idle_timeout: u64,
-    /// With --subscribe: stop after this many seconds in any case.
-    #[arg(long, value_name = "S")]
-    duration: Option<u64>,
+    /// Stop after this many seconds (fractions allowed) even if the object
+    /// is not complete, then write the summary, logs and --stats-json (exit
+    /// status 3). With --subscribe: leave the group after this long.
+    #[arg(long, value_name = "S", value_parser = parse_duration_s)]
+    duration: Option<f64>,
     /// Write the content to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
@@ -177,6 +180,36 @@ fn parse_law(s: &str) -> Result<CcArg, String> {
     })
 }
 
+fn parse_duration_s(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 && v <= 1e9 {
+        Ok(v)
+    } else {
+        Err("must be a positive number of seconds".into())
+    }
+}
+
+/// Resolves on the first of: `--duration` expiring, SIGINT, SIGTERM.
+async fn stop_signal(
+    deadline: Option<tokio::time::Instant>,
+    mut int: tokio::signal::unix::Signal,
+    mut term: tokio::signal::unix::Signal,
+) -> StopReason {
+    let timer = async {
+        match deadline {
+            Some(t) => tokio::time::sleep_until(t).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = timer => StopReason::Duration,
+        _ = int.recv() => StopReason::Sigint,
+        _ = term.recv() => StopReason::Sigterm,
+    }
+}
+
 fn parse_discovery(s: &str) -> Result<Discovery, String> {
     Ok(match s {
         "auto" => Discovery::Auto,
@@ -196,7 +229,8 @@ fn main() {
             .init();
     }
     match real_main(args) {
-        Ok(()) => {}
+        Ok(None) => {}
+        Ok(Some(reason)) => std::process::exit(reason.exit_code()),
         Err(e) => {
             eprintln!("ERROR: {e:#}");
             std::process::exit(1);
@@ -204,7 +238,8 @@ fn main() {
     }
 }
 
-fn real_main(args: Args) -> Result<()> {
+/// `Ok(Some(reason))` when the fetch was stopped before completing.
+fn real_main(args: Args) -> Result<Option<StopReason>> {
     let name: Name = args
         .name
         .parse()
@@ -214,7 +249,7 @@ fn real_main(args: Args) -> Result<()> {
         None => default_endpoint().map_err(anyhow::Error::msg)?,
     };
     if args.subscribe {
-        return subscribe_main(&args, &name, &ep);
+        return subscribe_main(&args, &name, &ep).map(|()| None);
     }
     if args.retries < -1 || args.retries > 1024 {
         bail!("--retries must be between -1 and 1024");
@@ -313,7 +348,16 @@ fn real_main(args: Args) -> Result<()> {
         .enable_all()
         .build()?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    // The timer starts here, before connecting: --duration bounds the
+    // whole run, discovery included.
+    let duration = args.duration.map(std::time::Duration::from_secs_f64);
     let result = rt.block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        let stop = stop_signal(
+            duration.map(|d| tokio::time::Instant::now() + d),
+            signal(SignalKind::interrupt()).context("installing the SIGINT handler")?,
+            signal(SignalKind::terminate()).context("installing the SIGTERM handler")?,
+        );
         let mut face = Face::connect(&ep)
             .await
             .with_context(|| format!("cannot connect to the forwarder at {ep}"))?;
@@ -330,21 +374,31 @@ fn real_main(args: Args) -> Result<()> {
         let mut bar = |f: &Fetcher, done: bool| progress(f, done);
         let progress_cb: Option<run::Progress<'_>> =
             if show_progress { Some(&mut bar) } else { None };
-        let r = run::fetch(&mut face, &mut fetcher, &mut out, progress_cb, &mut logs).await;
+        let r = run::fetch_until(
+            &mut face,
+            &mut fetcher,
+            &mut out,
+            progress_cb,
+            &mut logs,
+            stop,
+        )
+        .await;
         out.flush()?;
         Ok::<_, anyhow::Error>(r)
     })?;
-    let stats = fetcher.stats();
+    let stats = match &result {
+        Ok(st) => st.clone(),
+        Err(_) => fetcher.stats(),
+    };
     if let Some(p) = &args.stats_json {
-        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
-        serde_json::to_writer_pretty(f, &stats)?;
+        write_json(p, &stats)?;
     }
     match result {
         Ok(stats) => {
             if !args.quiet {
                 eprint!("\n{}", stats.summary());
             }
-            Ok(())
+            Ok(stats.stopped_by)
         }
         Err(e) => {
             if !args.quiet {
@@ -356,6 +410,16 @@ fn real_main(args: Args) -> Result<()> {
             }
         }
     }
+}
+
+/// Writes `v` as pretty JSON to `p`, flushed before returning (a harness
+/// that waits for the exit reads the whole file).
+fn write_json(p: &std::path::Path, v: &impl serde::Serialize) -> Result<()> {
+    let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer_pretty(&mut w, v)?;
+    w.flush()?;
+    Ok(())
 }
 
 fn progress(f: &Fetcher, done: bool) {
@@ -399,7 +463,7 @@ fn subscribe_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
         access_capacity_bps,
         repair,
         idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
-        max_duration: args.duration.map(Duration::from_secs),
+        max_duration: args.duration.map(Duration::from_secs_f64),
         quiet: args.quiet,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -423,8 +487,7 @@ fn subscribe_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
         Ok::<_, anyhow::Error>(r)
     })?;
     if let Some(p) = &args.stats_json {
-        let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
-        serde_json::to_writer_pretty(f, &report)?;
+        write_json(p, &report)?;
     }
     if !args.quiet {
         eprint!("{}", report.summary());

@@ -119,6 +119,9 @@ impl CcConfig {
                 return bad(k, "must be within (0, 1]");
             }
         }
+        if !(0.0..=0.5).contains(&self.qsccp.ds_rate_headroom) {
+            return bad("qsccp.ds_rate_headroom", "must be within [0, 0.5]");
+        }
         if self.wincm.d <= 1.0 {
             return bad("wincm.d", "must be > 1");
         }
@@ -260,6 +263,9 @@ pub struct QsccpParams {
     pub probe_probability: f64,
     /// u of an upstream face without feedback yet, bit/s (2 Mb/s).
     pub default_upstream_bps: f64,
+    /// How far below its class's token bucket a delay-sensitive (CS7, CS6,
+    /// EF) flow's TargetRate is set, fraction (0.05; 0 = the paper's rate).
+    pub ds_rate_headroom: f64,
 }
 
 impl Default for QsccpParams {
@@ -278,6 +284,7 @@ impl Default for QsccpParams {
             phi_penalty: c.phi_penalty,
             probe_probability: m.probe_probability,
             default_upstream_bps: m.default_upstream_bps,
+            ds_rate_headroom: c.ds_rate_headroom,
         }
     }
 }

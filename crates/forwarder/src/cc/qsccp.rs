@@ -34,6 +34,7 @@ pub(crate) fn qsccp_config(cfg: &CcConfig, capacity_bps: u64) -> QsccpConfig {
         lambda: q.lambda,
         phi_penalty: q.phi_penalty,
         period: cfg.period(),
+        ds_rate_headroom: q.ds_rate_headroom,
         ..QsccpConfig::default()
     }
 }

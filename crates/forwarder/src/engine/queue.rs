@@ -2,7 +2,14 @@
 //! scheduler and a Data-queue AQM attach.
 //!
 //! Each face has an Interest queue and a Data queue (Data and Nacks, the
-//! packets AQM schemes such as PCON mark). The queues hold network packets
+//! packets AQM schemes such as PCON mark). Data carrying a delay-sensitive
+//! QSCCP ServiceClass (CS7, CS6, EF) use a priority lane of the Data queue,
+//! served first: their volume is already bounded upstream by the class's
+//! token bucket on the Interests, and without it an EF Data waits behind
+//! any delay-tolerant backlog (on real links a pacer that wakes late loses
+//! sending time, and the Data queue of a QSCCP bottleneck drains only at
+//! the 1 − η margin). Data without a ServiceClass (every other scheme)
+//! only ever use the FIFO lane. The queues hold network packets
 //! plus the LP fields to attach; encoding happens at release time so that a
 //! mark decided at dequeue (CoDel-style) lands in the CongestionMark field.
 
@@ -139,6 +146,8 @@ impl Default for QueueLimits {
 pub struct EgressQueues {
     interests: VecDeque<OutPacket>,
     data: VecDeque<OutPacket>,
+    /// Delay-sensitive Data (see the module doc), ahead of `data`.
+    data_priority: VecDeque<OutPacket>,
     limits: QueueLimits,
     /// Serve the Data queue next when both are eligible.
     data_turn: bool,
@@ -159,6 +168,7 @@ impl core::fmt::Debug for EgressQueues {
         f.debug_struct("EgressQueues")
             .field("interests", &self.interests.len())
             .field("data", &self.data.len())
+            .field("data_priority", &self.data_priority.len())
             .finish()
     }
 }
@@ -169,6 +179,7 @@ impl EgressQueues {
         EgressQueues {
             interests: VecDeque::new(),
             data: VecDeque::new(),
+            data_priority: VecDeque::new(),
             limits,
             data_turn: true,
             interest_hold_until: Timestamp::ZERO,
@@ -182,7 +193,11 @@ impl EgressQueues {
 
     /// True when neither queue holds a packet.
     pub fn is_empty(&self) -> bool {
-        self.interests.is_empty() && self.data.is_empty() && self.hook_queued == 0
+        self.interests.is_empty() && !self.has_data() && self.hook_queued == 0
+    }
+
+    fn has_data(&self) -> bool {
+        !self.data.is_empty() || !self.data_priority.is_empty()
     }
 
     /// Queues a packet, or says why it was refused.
@@ -206,7 +221,7 @@ impl EgressQueues {
                 self.interests.push_back(pkt);
             }
             PacketKind::Data | PacketKind::Nack => {
-                if self.data.len() >= self.limits.max_packets
+                if self.data.len() + self.data_priority.len() >= self.limits.max_packets
                     || stats.data_bytes + len > self.limits.max_bytes
                 {
                     return Err(DropReason::QueueFull);
@@ -217,7 +232,11 @@ impl EgressQueues {
                 let stats = &mut view.stats;
                 stats.data_packets += 1;
                 stats.data_bytes += len;
-                self.data.push_back(pkt);
+                if is_delay_sensitive(&pkt.cc) {
+                    self.data_priority.push_back(pkt);
+                } else {
+                    self.data.push_back(pkt);
+                }
             }
         }
         Ok(())
@@ -225,7 +244,7 @@ impl EgressQueues {
 
     /// Earliest time a packet could leave, ignoring link pacing.
     pub fn next_eligible(&self) -> Option<Timestamp> {
-        if !self.data.is_empty() {
+        if self.has_data() {
             return Some(Timestamp::ZERO);
         }
         let fifo = (!self.interests.is_empty()).then_some(self.interest_hold_until);
@@ -245,7 +264,7 @@ impl EgressQueues {
         view: &mut QueueView,
         hooks: &mut dyn CcHooks,
     ) -> Option<OutPacket> {
-        let data_ok = !self.data.is_empty();
+        let data_ok = self.has_data();
         if !data_ok || !self.data_turn {
             if let Some(pkt) = self.take_interest(now, view, hooks) {
                 self.data_turn = true;
@@ -256,7 +275,10 @@ impl EgressQueues {
             return None;
         }
         self.data_turn = false;
-        let mut pkt = self.data.pop_front()?;
+        let mut pkt = match self.data_priority.pop_front() {
+            Some(p) => p,
+            None => self.data.pop_front()?,
+        };
         view.stats.data_packets -= 1;
         view.stats.data_bytes -= pkt.wire.len();
         let sojourn = now.saturating_since(pkt.enqueued_at);
@@ -316,12 +338,22 @@ impl EgressQueues {
 
     /// Drops everything (face removed); returns the number of packets.
     pub fn clear(&mut self) -> usize {
-        let n = self.interests.len() + self.data.len();
+        let n = self.interests.len() + self.data.len() + self.data_priority.len();
         self.hook_queued = 0;
         self.interests.clear();
         self.data.clear();
+        self.data_priority.clear();
         n
     }
+}
+
+/// Whether a Data/Nack carries a delay-sensitive QSCCP class (CS7, CS6, EF).
+fn is_delay_sensitive(cc: &CcFields) -> bool {
+    cc.service_class.is_some_and(|c| {
+        cc_core::qsccp::ServiceClass::from_code(c.code())
+            .0
+            .is_delay_sensitive()
+    })
 }
 
 /// Queueing delay of the packets leaving a face: the last value, the
@@ -384,5 +416,71 @@ impl SojournStats {
             *o = o.saturating_sub(*e);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cc_hooks::NoCc;
+    use super::*;
+    use icn_tlv::ServiceClass;
+
+    fn data(tag: u8, class: Option<ServiceClass>) -> OutPacket {
+        OutPacket {
+            kind: PacketKind::Data,
+            wire: Bytes::from(vec![tag; 100]),
+            pit_token: None,
+            nack: None,
+            congestion_mark: 0,
+            cc: CcFields {
+                service_class: class,
+                ..CcFields::default()
+            },
+            enqueued_at: Timestamp::ZERO,
+            ingress: FaceId(1),
+        }
+    }
+
+    fn view() -> QueueView {
+        QueueView {
+            face: FaceId(2),
+            stats: QueueStats::default(),
+            capacity_bps: None,
+        }
+    }
+
+    /// EF/CS6/CS7 Data overtake a delay-tolerant backlog; the rest (and
+    /// Data without a class) stay FIFO; the bound covers both lanes.
+    #[test]
+    fn delay_sensitive_data_overtake_the_fifo() {
+        let mut q = EgressQueues::new(QueueLimits {
+            max_packets: 6,
+            max_bytes: 1 << 20,
+        });
+        let mut v = view();
+        let t = Timestamp::ZERO;
+        q.enqueue(t, data(1, Some(ServiceClass::Be)), &mut v)
+            .unwrap();
+        q.enqueue(t, data(2, None), &mut v).unwrap();
+        q.enqueue(t, data(3, Some(ServiceClass::Af2)), &mut v)
+            .unwrap();
+        q.enqueue(t, data(4, Some(ServiceClass::Ef)), &mut v)
+            .unwrap();
+        q.enqueue(t, data(5, Some(ServiceClass::Cs7)), &mut v)
+            .unwrap();
+        q.enqueue(t, data(6, Some(ServiceClass::Be)), &mut v)
+            .unwrap();
+        assert_eq!(
+            q.enqueue(t, data(7, Some(ServiceClass::Ef)), &mut v),
+            Err(DropReason::QueueFull)
+        );
+        assert_eq!(v.stats.data_packets, 6);
+        let mut order = Vec::new();
+        while let Some(p) = q.dequeue(t, &mut v, &mut NoCc) {
+            order.push(p.wire[0]);
+        }
+        assert_eq!(order, [4, 5, 1, 2, 3, 6]);
+        assert_eq!((v.stats.data_packets, v.stats.data_bytes), (0, 0));
+        assert!(q.is_empty());
     }
 }
