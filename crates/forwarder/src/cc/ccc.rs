@@ -170,12 +170,27 @@ impl CccNode {
         rng: &mut impl RngCore,
     ) -> Option<(FaceId, f64)> {
         let down_bps = self.capacities.get(&downstream).copied();
-        let flow = self.flow_mut(now, (prefix, downstream))?;
+        let key = (prefix, downstream);
+        let is_new = !self.flows.contains_key(&key);
+        let others = if is_new {
+            self.flow_count(downstream)
+        } else {
+            0
+        };
+        let flow = self.flow_mut(now, key)?;
         sync_next_hops(flow, cands, down_bps);
         let objective = objective_ips.unwrap_or_else(|| flow.aggregate_constraint_ips());
         if objective != flow.objective_ips() {
             flow.on_objective(now, objective);
         }
+        if is_new {
+            if let (Some(sup), Some(e)) =
+                (self.supervisors.get(&downstream), self.flows.get_mut(&key))
+            {
+                sup.admit(&mut e.flow, others);
+            }
+        }
+        let flow = &mut self.flows.get_mut(&key)?.flow;
         flow.on_interest(now);
         let face = flow.choose_next_hop(rng)?;
         let hop = flow.next_hops().iter().find(|h| h.face == face)?;

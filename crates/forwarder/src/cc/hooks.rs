@@ -81,11 +81,13 @@ impl SchemeHooks {
         cands: &[FaceId],
         rng: &mut impl rand::RngCore,
     ) -> Option<(FaceId, f64)> {
+        // Any face with a capacity is paced by the engine, so its Data queue
+        // is where this node's congestion shows, whatever its scope (a
+        // loopback UDP peer is a local-scope face with a real capacity).
         if !self.ccc.is_supervised(downstream) {
             if let Some(c) = self
                 .faces
                 .get(&downstream)
-                .filter(|f| !f.local)
                 .and_then(|f| f.capacity_bps)
                 .filter(|c| *c > 0)
             {
@@ -100,8 +102,8 @@ impl SchemeHooks {
                 capacity_bps: self
                     .faces
                     .get(&face)
-                    .filter(|f| !f.local)
-                    .and_then(|f| f.capacity_bps),
+                    .and_then(|f| f.capacity_bps)
+                    .filter(|c| *c > 0),
             })
             .collect();
         self.ccc

@@ -107,8 +107,8 @@ fn ccc_data(ctx: &mut StrategyCtx<'_>, in_face: FaceId, pit: &PitEntry, prefix: 
                 let up_bps = h
                     .faces
                     .get(&in_face)
-                    .filter(|f| !f.local)
-                    .and_then(|f| f.capacity_bps);
+                    .and_then(|f| f.capacity_bps)
+                    .filter(|c| *c > 0);
                 h.ccc
                     .on_data(now, prefix, in_face, constraint, lp.bytes, r.face, up_bps)
             });
