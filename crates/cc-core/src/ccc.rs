@@ -143,6 +143,8 @@ pub struct CccFlow {
     last_active: Option<Timestamp>,
     period_start: Option<Timestamp>,
     interests_in_period: u64,
+    /// Smooth weighted round-robin credit per next hop (same order).
+    wrr_credit: Vec<f64>,
 }
 
 impl CccFlow {
@@ -159,6 +161,7 @@ impl CccFlow {
             last_active: None,
             period_start: None,
             interests_in_period: 0,
+            wrr_credit: Vec::new(),
         }
     }
 
@@ -191,6 +194,7 @@ impl CccFlow {
     /// Removes next hop `face`; its pace moves to the others.
     pub fn remove_next_hop(&mut self, face: u64) {
         self.hops.retain(|h| h.face != face);
+        self.wrr_credit.clear();
         self.split_objective();
         self.rebalance();
     }
@@ -337,6 +341,37 @@ impl CccFlow {
             self.hops.iter().map(|h| h.objective_ips).collect()
         };
         weighted_choice(&weights, rng).map(|i| self.hops[i].face)
+    }
+
+    /// Picks the next hop for an Interest in proportion to the outgoing
+    /// paces (the objective split before any pace is known), by smooth
+    /// weighted round robin: every face receives its share evenly spread in
+    /// time, so no face sees a random burst above its constraint (a burst
+    /// queues Data upstream and reads as congestion there).
+    pub fn next_hop_smooth(&mut self) -> Option<u64> {
+        let paces: Vec<f64> = self.hops.iter().map(|h| h.pace_ips).collect();
+        let weights = if paces.iter().sum::<f64>() > EPS {
+            paces
+        } else {
+            self.hops.iter().map(|h| h.objective_ips).collect()
+        };
+        let total: f64 = weights.iter().sum();
+        if self.hops.is_empty() {
+            return None;
+        }
+        if total <= EPS {
+            return Some(self.hops[0].face);
+        }
+        self.wrr_credit.resize(self.hops.len(), 0.0);
+        let mut best = 0;
+        for (i, w) in weights.iter().enumerate() {
+            self.wrr_credit[i] += w / total;
+            if self.wrr_credit[i] > self.wrr_credit[best] {
+                best = i;
+            }
+        }
+        self.wrr_credit[best] -= 1.0;
+        Some(self.hops[best].face)
     }
 
     /// `p_i_obj`.

@@ -16,7 +16,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use cc_core::ccc::{producer_constraint_ips, CccConfig, CccFlow, CccSupervisor};
 use cc_core::{Duration, Timestamp};
-use rand::RngCore;
 
 use crate::engine::FaceId;
 
@@ -158,7 +157,8 @@ impl CccNode {
     /// An Interest of flow (`prefix`, `downstream`) with the objective it
     /// carried (None: a consumer of another scheme, which asks for whatever
     /// the next hops allow). Returns the next hop chosen (Algorithm 2's
-    /// paces, the objective split before any pace is known) and the
+    /// paces by smooth weighted round robin, the objective split before any
+    /// pace is known) and the
     /// objective to write on the forwarded Interest (Algorithm 1).
     pub(crate) fn on_interest(
         &mut self,
@@ -167,7 +167,6 @@ impl CccNode {
         downstream: FaceId,
         objective_ips: Option<f64>,
         cands: &[Candidate],
-        rng: &mut impl RngCore,
     ) -> Option<(FaceId, f64)> {
         let down_bps = self.capacities.get(&downstream).copied();
         let key = (prefix, downstream);
@@ -192,7 +191,7 @@ impl CccNode {
         }
         let flow = &mut self.flows.get_mut(&key)?.flow;
         flow.on_interest(now);
-        let face = flow.choose_next_hop(rng)?;
+        let face = flow.next_hop_smooth()?;
         let hop = flow.next_hops().iter().find(|h| h.face == face)?;
         Some((FaceId(face), hop.objective_ips))
     }
@@ -352,8 +351,6 @@ fn sync_next_hops(flow: &mut CccFlow, cands: &[Candidate], downstream_bps: Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::rngs::SmallRng;
-    use rand::SeedableRng;
 
     fn cands() -> [Candidate; 2] {
         [
@@ -371,10 +368,9 @@ mod tests {
     #[test]
     fn objective_is_split_equally_and_constraints_aggregate() {
         let mut n = CccNode::new(CccConfig::default());
-        let mut rng = SmallRng::seed_from_u64(1);
         let now = Timestamp::ZERO;
         let (_, hop_obj) = n
-            .on_interest(now, 7, FaceId(1), Some(300.0), &cands(), &mut rng)
+            .on_interest(now, 7, FaceId(1), Some(300.0), &cands())
             .unwrap();
         assert!((hop_obj - 150.0).abs() < 1e-6, "Algorithm 1: {hop_obj}");
         n.on_data(now, 7, FaceId(2), Some(40.0), 8400, FaceId(1), None)
@@ -390,7 +386,6 @@ mod tests {
         let cfg = CccConfig::default();
         let mut n = CccNode::new(cfg);
         n.supervise_face(FaceId(1), 100_000_000);
-        let mut rng = SmallRng::seed_from_u64(2);
         let only = [Candidate {
             face: FaceId(5),
             capacity_bps: None,
@@ -399,7 +394,7 @@ mod tests {
         n.handle_timeout(now);
         for _ in 0..100 {
             now += Duration::from_millis(1);
-            n.on_interest(now, 9, FaceId(1), Some(1000.0), &only, &mut rng);
+            n.on_interest(now, 9, FaceId(1), Some(1000.0), &only);
             n.on_data(now, 9, FaceId(5), None, 8400, FaceId(1), None);
         }
         n.on_drop(FaceId(1));
@@ -414,9 +409,8 @@ mod tests {
     #[test]
     fn tables_are_bounded_and_idle_flows_expire() {
         let mut n = CccNode::new(CccConfig::default());
-        let mut rng = SmallRng::seed_from_u64(3);
         for p in 0..(MAX_FLOWS as u64 + 10) {
-            n.on_interest(Timestamp::ZERO, p, FaceId(1), Some(1.0), &cands(), &mut rng);
+            n.on_interest(Timestamp::ZERO, p, FaceId(1), Some(1.0), &cands());
         }
         assert!(n.flows.len() <= MAX_FLOWS);
         n.handle_timeout(Timestamp::from_millis(60_000));
@@ -437,14 +431,13 @@ mod tests {
         ) {
             let mut n = CccNode::new(CccConfig::default());
             n.supervise_face(FaceId(1), 20_000_000);
-            let mut rng = SmallRng::seed_from_u64(9);
             let mut now = Timestamp::ZERO;
             for (kind, prefix, down, value, dt_ms) in events {
                 now += Duration::from_millis(dt_ms);
                 let down = FaceId(down);
                 match kind {
                     0 => {
-                        n.on_interest(now, prefix, down, Some(f64::from(value)), &cands(), &mut rng);
+                        n.on_interest(now, prefix, down, Some(f64::from(value)), &cands());
                     }
                     1 => {
                         let up = FaceId(2 + prefix % 2);

@@ -79,7 +79,6 @@ impl SchemeHooks {
         downstream: FaceId,
         objective_ips: Option<f64>,
         cands: &[FaceId],
-        rng: &mut impl rand::RngCore,
     ) -> Option<(FaceId, f64)> {
         // Any face with a capacity is paced by the engine, so its Data queue
         // is where this node's congestion shows, whatever its scope (a
@@ -107,7 +106,7 @@ impl SchemeHooks {
             })
             .collect();
         self.ccc
-            .on_interest(now, prefix, downstream, objective_ips, &cands, rng)
+            .on_interest(now, prefix, downstream, objective_ips, &cands)
     }
 
     /// True when some face runs per-packet machinery whose state the status

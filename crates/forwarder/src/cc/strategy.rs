@@ -251,7 +251,7 @@ impl Strategy for CcStrategy {
                 let faces: Vec<FaceId> = cands.iter().map(|&f| FaceId(f)).collect();
                 let (now, in_face) = (ctx.now, interest.face);
                 let picked = match ctx.cc.as_any_mut().downcast_mut::<SchemeHooks>() {
-                    Some(h) => h.ccc_interest(now, prefix, in_face, objective, &faces, ctx.rng),
+                    Some(h) => h.ccc_interest(now, prefix, in_face, objective, &faces),
                     None => None,
                 };
                 match picked {
