@@ -30,6 +30,16 @@
 //! saw an Interest or Data in the last τ. [`Augmentation::MaxMinShare`] is
 //! an optional reading of Algorithm 6 that restores per-link max-min
 //! fairness, which the literal one does not (see [`Augmentation`]).
+//!
+//! Start-up and starvation guards [D] (measured on real links: without them
+//! three flows starting together on a 20 Mbit/s dumbbell each got the whole
+//! link, ~4000 Data were dropped and two flows starved at a zero
+//! constraint): a flow's first constraint at a supervised interface is an
+//! equal share of it ([`CccSupervisor::admit`]); Algorithm 5 never cuts
+//! below half a flow's max-min share; the consumer keeps a small window in
+//! flight until its first Data and never paces below 1 Interest/s; next
+//! hops are chosen by smooth weighted round robin
+//! ([`CccFlow::next_hop_smooth`]) rather than at random.
 
 use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
 use crate::mircc::path::weighted_choice;

@@ -407,6 +407,28 @@ mod tests {
     }
 
     #[test]
+    fn new_flows_on_a_supervised_face_start_at_an_equal_share() {
+        let mut n = CccNode::new(CccConfig::default());
+        // 16.8 Mbit/s of 8400-byte Data: 250 Interests/s.
+        n.supervise_face(FaceId(1), 16_800_000);
+        let only = [Candidate {
+            face: FaceId(5),
+            capacity_bps: None,
+        }];
+        let now = Timestamp::ZERO;
+        n.on_interest(now, 1, FaceId(1), Some(1e6), &only);
+        n.on_interest(now, 2, FaceId(1), Some(1e6), &only);
+        let first = n.flow(1, FaceId(1)).unwrap().constraint_out_ips();
+        let second = n.flow(2, FaceId(1)).unwrap().constraint_out_ips();
+        assert!((first - 250.0).abs() < 1e-6, "{first}");
+        assert!((second - 125.0).abs() < 1e-6, "{second}");
+        // An unsupervised downstream passes on what upstream allows.
+        n.on_interest(now, 3, FaceId(9), Some(1e6), &only);
+        let c = n.flow(3, FaceId(9)).unwrap().constraint_out_ips();
+        assert!((c - UNKNOWN_CONSTRAINT_IPS).abs() < 1e-6, "{c}");
+    }
+
+    #[test]
     fn tables_are_bounded_and_idle_flows_expire() {
         let mut n = CccNode::new(CccConfig::default());
         for p in 0..(MAX_FLOWS as u64 + 10) {
