@@ -363,8 +363,9 @@ case!(
         "needs rcp wiring: flows stall at ~0.2 Mbit/s in about half the runs (7-50% utilisation)"
 );
 case!(dumbbell_mircc, "dumbbell", "mircc", check_dumbbell);
-// Measured (4 runs, 16 s): 93.1-95.3% utilisation, Jain 1.000, 0 Data
-// drops, bottleneck p95 queue 3.2-25.9 ms. CCC is not held to zero drops.
+// Measured (4 runs at 16 s, 1 at 30 s): 93.1-95.3% utilisation, Jain
+// 1.000, 0 Data drops, bottleneck p95 queue 3.2-25.9 ms. CCC is not held
+// to zero drops.
 case!(dumbbell_ccc, "dumbbell", "ccc", check_dumbbell);
 case!(
     dumbbell_wincm,
@@ -439,8 +440,9 @@ case!(
 );
 case!(diamond_qsccp, "diamond", "qsccp", check_diamond);
 case!(greedy_qsccp, "greedy", "qsccp", check_greedy);
-// Measured (3 runs, 21 s): A 14.1-14.3 Mbit/s, B 4.76, shared link 94.4-94.5%,
-// other path 95.4-96.0%, 0 Data drops, p95 queue 6.5 ms.
+// Measured (3 runs at 21 s, 1 at 30 s): A 14.1-14.3 Mbit/s, B 4.74-4.76,
+// shared link 93.7-94.5%, other path 95.3-96.0%, 0 Data drops, p95 queue
+// 6.5 ms.
 case!(ccc_fig1, "ccc_fig1", "ccc", check_ccc);
 
 // -------------------------------------------------------------- full set
