@@ -347,13 +347,11 @@ fn mircc_converges_to_the_link_without_rate() {
     rate_scheme_converges_without_rate("mircc");
 }
 
-/// Ignored: through icnfwd's CCC wiring the fetch completes at about
-/// 11 Mbit/s of a 20 Mbit/s link (measured), but the consumer's pace in the
-/// second half does not follow the constraint the network returns (the
-/// median-rate check fails), so the CCC loop through real processes is not
-/// closed yet.
+/// CCC without `--objective` asks for 10 Gbit/s; B supervises its Data
+/// queue towards A (a loopback peer, so a local-scope face, but with a
+/// capacity) and its constraint reaches icncat through A. Measured (5
+/// runs): 17.9-18.3 Mbit/s goodput, no retransmission.
 #[test]
-#[ignore = "CCC through real processes: goodput ~11 of 20 Mbit/s, consumer pace does not track the returned constraint"]
 fn ccc_converges_to_the_link_without_objective() {
     rate_scheme_converges_without_rate("ccc");
 }

@@ -30,6 +30,16 @@
 //! saw an Interest or Data in the last τ. [`Augmentation::MaxMinShare`] is
 //! an optional reading of Algorithm 6 that restores per-link max-min
 //! fairness, which the literal one does not (see [`Augmentation`]).
+//!
+//! Start-up and starvation guards [D] (measured on real links: without them
+//! three flows starting together on a 20 Mbit/s dumbbell each got the whole
+//! link, ~4000 Data were dropped and two flows starved at a zero
+//! constraint): a flow's first constraint at a supervised interface is an
+//! equal share of it ([`CccSupervisor::admit`]); Algorithm 5 never cuts
+//! below half a flow's max-min share; the consumer keeps a small window in
+//! flight until its first Data and never paces below 1 Interest/s; next
+//! hops are chosen by smooth weighted round robin
+//! ([`CccFlow::next_hop_smooth`]) rather than at random.
 
 use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
 use crate::mircc::path::weighted_choice;
@@ -60,6 +70,11 @@ pub struct CccConfig {
     pub max_next_hops: usize,
     /// How Algorithm 6 augments constraints when the link is not congested.
     pub augmentation: Augmentation,
+    /// Algorithm 5 never cuts a flow below this fraction of its max-min
+    /// fair share of the interface (0.5). A cut measured on a flow that was
+    /// waiting for retransmissions (pace near 0) would otherwise starve it:
+    /// a flow told "0" sends nothing, stays inactive and is never raised.
+    pub reduction_floor_share: f64,
 }
 
 /// Readings of Algorithm 6 (pace augmentation).
@@ -92,6 +107,7 @@ impl Default for CccConfig {
             data_size_gain: 0.125,
             max_next_hops: 16,
             augmentation: Augmentation::SpareShare,
+            reduction_floor_share: 0.5,
         }
     }
 }
@@ -137,6 +153,8 @@ pub struct CccFlow {
     last_active: Option<Timestamp>,
     period_start: Option<Timestamp>,
     interests_in_period: u64,
+    /// Smooth weighted round-robin credit per next hop (same order).
+    wrr_credit: Vec<f64>,
 }
 
 impl CccFlow {
@@ -153,6 +171,7 @@ impl CccFlow {
             last_active: None,
             period_start: None,
             interests_in_period: 0,
+            wrr_credit: Vec::new(),
         }
     }
 
@@ -185,6 +204,7 @@ impl CccFlow {
     /// Removes next hop `face`; its pace moves to the others.
     pub fn remove_next_hop(&mut self, face: u64) {
         self.hops.retain(|h| h.face != face);
+        self.wrr_credit.clear();
         self.split_objective();
         self.rebalance();
     }
@@ -308,6 +328,12 @@ impl CccFlow {
         }
     }
 
+    /// True once a supervisor set the outgoing constraint (before that the
+    /// flow passes on what its next hops allow).
+    pub fn is_supervised(&self) -> bool {
+        self.supervised
+    }
+
     /// Sets the outgoing constraint (supervision), clamped by eq. 9.
     fn set_constraint_out(&mut self, ips: f64) {
         self.supervised = true;
@@ -325,6 +351,37 @@ impl CccFlow {
             self.hops.iter().map(|h| h.objective_ips).collect()
         };
         weighted_choice(&weights, rng).map(|i| self.hops[i].face)
+    }
+
+    /// Picks the next hop for an Interest in proportion to the outgoing
+    /// paces (the objective split before any pace is known), by smooth
+    /// weighted round robin: every face receives its share evenly spread in
+    /// time, so no face sees a random burst above its constraint (a burst
+    /// queues Data upstream and reads as congestion there).
+    pub fn next_hop_smooth(&mut self) -> Option<u64> {
+        let paces: Vec<f64> = self.hops.iter().map(|h| h.pace_ips).collect();
+        let weights = if paces.iter().sum::<f64>() > EPS {
+            paces
+        } else {
+            self.hops.iter().map(|h| h.objective_ips).collect()
+        };
+        let total: f64 = weights.iter().sum();
+        if self.hops.is_empty() {
+            return None;
+        }
+        if total <= EPS {
+            return Some(self.hops[0].face);
+        }
+        self.wrr_credit.resize(self.hops.len(), 0.0);
+        let mut best = 0;
+        for (i, w) in weights.iter().enumerate() {
+            self.wrr_credit[i] += w / total;
+            if self.wrr_credit[i] > self.wrr_credit[best] {
+                best = i;
+            }
+        }
+        self.wrr_credit[best] -= 1.0;
+        Some(self.hops[best].face)
     }
 
     /// `p_i_obj`.
@@ -399,6 +456,25 @@ impl CccSupervisor {
         self.drops = self.drops.saturating_add(1);
     }
 
+    /// A flow starts leaving by this interface, next to `flows_before`
+    /// others: its first constraint is an equal share of the capacity (under
+    /// eq. 9), not the whole link its next hops would allow. Handing every
+    /// newcomer the whole link is what overruns the queue at start-up:
+    /// Algorithm 5 then needs ~10 congested periods (0.9 per period) to
+    /// bring N × C back under C. [D]: the paper does not say what a flow
+    /// gets before its first supervision.
+    pub fn admit(&self, flow: &mut CccFlow, flows_before: usize) {
+        let bits = flow.data_size.bytes() * 8.0;
+        let share_ips = self.capacity_bps / (flows_before + 1) as f64 / bits;
+        let agg = flow.aggregate_constraint_ips();
+        flow.set_constraint_out(share_ips.min(agg));
+    }
+
+    /// The capacity this supervisor shares, bit/s.
+    pub fn capacity_bps(&self) -> f64 {
+        self.capacity_bps
+    }
+
     /// When the next supervision is due.
     pub fn poll_timeout(&self) -> Timestamp {
         self.last_run
@@ -424,12 +500,15 @@ impl CccSupervisor {
             .filter(|f| f.is_active(now, window))
             .collect();
         if congested {
-            // Algorithm 5.
-            for f in active.iter_mut() {
+            // Algorithm 5, floored at a fraction of the max-min share.
+            let floors = max_min_shares_ips(&active, self.capacity_bps);
+            for (f, share) in active.iter_mut().zip(floors) {
+                let floor = self.cfg.reduction_floor_share * share;
                 // A reduction never raises: a noisy pace measurement above
                 // the constraint must not loosen it.
-                let target =
-                    (self.cfg.reduction_factor * f.incoming_pace_ips).min(f.constraint_out_ips);
+                let target = (self.cfg.reduction_factor * f.incoming_pace_ips)
+                    .max(floor)
+                    .min(f.constraint_out_ips);
                 f.set_constraint_out(target);
             }
             return Supervision::Congested {
@@ -467,19 +546,39 @@ impl CccSupervisor {
     }
 }
 
-/// Raises each flow below its max-min fair share of `capacity_bps` (flows
-/// capped by `caps`, in Interests/s) to that share.
-fn raise_to_max_min_share(flows: &mut [&mut CccFlow], caps: &[f64], capacity_bps: f64) {
+/// Each flow's max-min fair share of `capacity_bps` (flows capped by
+/// `caps`, in Interests/s), in Interests/s.
+fn max_min_shares(flows: &[&mut CccFlow], caps: &[f64], capacity_bps: f64) -> Vec<f64> {
     let bits: Vec<f64> = flows.iter().map(|f| f.data_size.bytes() * 8.0).collect();
     let mut order: Vec<usize> = (0..flows.len()).collect();
     order.sort_by(|&a, &b| (caps[a] * bits[a]).total_cmp(&(caps[b] * bits[b])));
     let mut left_bps = capacity_bps;
+    let mut shares = alloc::vec![0.0; flows.len()];
     for (k, &i) in order.iter().enumerate() {
         let share_bps = (left_bps / (order.len() - k) as f64).min(caps[i] * bits[i]);
         left_bps -= share_bps;
-        let share_ips = share_bps / bits[i];
-        if share_ips > flows[i].constraint_out_ips {
-            flows[i].set_constraint_out(share_ips);
+        shares[i] = share_bps / bits[i];
+    }
+    shares
+}
+
+/// Max-min shares under the caps Algorithm 5 can see: each flow's
+/// objective and `Σ p_i,k_max` (eq. 9).
+fn max_min_shares_ips(flows: &[&mut CccFlow], capacity_bps: f64) -> Vec<f64> {
+    let caps: Vec<f64> = flows
+        .iter()
+        .map(|f| f.aggregate_constraint_ips().min(f.objective_ips))
+        .collect();
+    max_min_shares(flows, &caps, capacity_bps)
+}
+
+/// Raises each flow below its max-min fair share of `capacity_bps` (flows
+/// capped by `caps`, in Interests/s) to that share.
+fn raise_to_max_min_share(flows: &mut [&mut CccFlow], caps: &[f64], capacity_bps: f64) {
+    let shares = max_min_shares(flows, caps, capacity_bps);
+    for (f, share_ips) in flows.iter_mut().zip(shares) {
+        if share_ips > f.constraint_out_ips {
+            f.set_constraint_out(share_ips);
         }
     }
 }
@@ -536,6 +635,14 @@ pub struct CccConsumerConfig {
     pub data_size_gain: f64,
     /// Safety bound on Interests in flight.
     pub max_outstanding: u32,
+    /// Interests in flight before the first Data (2): the consumer knows
+    /// no constraint yet, and pacing at the objective would blast up to
+    /// `max_outstanding` Interests into the path in the first RTT.
+    pub initial_window: u32,
+    /// Lowest pace the consumer falls to whatever constraint it hears
+    /// (1 Interest/s, or the objective if lower): a flow that stops sending
+    /// looks idle to the supervisors and would never be raised again.
+    pub min_pace_ips: f64,
 }
 
 impl Default for CccConsumerConfig {
@@ -545,17 +652,22 @@ impl Default for CccConsumerConfig {
             initial_data_size_bytes: 8400.0,
             data_size_gain: 0.125,
             max_outstanding: 10_000,
+            initial_window: 2,
+            min_pace_ips: 1.0,
         }
     }
 }
 
 /// CCC consumer: announces `objective = target rate / Data size` in its
-/// Interests and paces at `min(objective, latest constraint)`.
+/// Interests and paces at `min(objective, latest constraint)`. Until the
+/// first Data it keeps `initial_window` Interests in flight; a path that
+/// stamps no constraint (no CCC forwarder) leaves it at the objective.
 #[derive(Debug, Clone)]
 pub struct CccConsumer {
     cfg: CccConsumerConfig,
     data_size: DataSizeEstimate,
     constraint_ips: Option<f64>,
+    heard_data: bool,
 }
 
 impl CccConsumer {
@@ -565,6 +677,7 @@ impl CccConsumer {
             data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
             cfg,
             constraint_ips: None,
+            heard_data: false,
         }
     }
     /// The objective to put in Interests (Interests/s).
@@ -578,12 +691,14 @@ impl CccConsumer {
     /// The pace actually used (Interests/s).
     pub fn pace_ips(&self) -> f64 {
         let obj = self.objective_ips();
-        self.constraint_ips.map_or(obj, |c| obj.min(c))
+        let floor = sanitize(self.cfg.min_pace_ips).min(obj);
+        self.constraint_ips.map_or(obj, |c| obj.min(c).max(floor))
     }
 }
 
 impl ConsumerLaw for CccConsumer {
     fn on_data(&mut self, _now: Timestamp, fb: &DataFeedback) {
+        self.heard_data = true;
         self.data_size.sample(fb.data_size_bytes);
         if let Some(c) = fb.pace_constraint_ips {
             if c.is_finite() && c >= 0.0 {
@@ -593,6 +708,11 @@ impl ConsumerLaw for CccConsumer {
     }
 
     fn limit(&self) -> SendLimit {
+        if !self.heard_data {
+            return SendLimit::Window {
+                interests: f64::from(self.cfg.initial_window.max(1)),
+            };
+        }
         SendLimit::Rate {
             interests_per_sec: self.pace_ips(),
             max_outstanding: self.cfg.max_outstanding,

@@ -182,11 +182,13 @@ impl Net {
         if now < c.start {
             return;
         }
-        let SendLimit::Rate {
-            interests_per_sec, ..
-        } = c.law.limit()
-        else {
-            panic!("CCC consumers pace by rate");
+        let interests_per_sec = match c.law.limit() {
+            SendLimit::Rate {
+                interests_per_sec, ..
+            } => interests_per_sec,
+            // Before the first Data: a window per round trip, and a round
+            // trip in this model (no propagation delay) is one tick.
+            SendLimit::Window { interests } => interests / TICK.as_secs_f64(),
         };
         c.credit += interests_per_sec * TICK.as_secs_f64();
         while c.credit >= 1.0 {

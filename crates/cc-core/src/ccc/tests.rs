@@ -139,6 +139,112 @@ fn next_hop_choice_follows_paces() {
     assert!((f64::from(hits[1]) / 8000.0 - 0.75).abs() < 0.02);
 }
 
+#[test]
+fn smooth_round_robin_spreads_exactly_by_pace() {
+    let mut f = three_way([30.0, 10.0, 0.0]);
+    f.set_incoming_pace(40.0);
+    let picks: Vec<u64> = (0..8).map(|_| f.next_hop_smooth().unwrap()).collect();
+    // 3 : 1, and never two picks of the light hop in a row.
+    assert_eq!(picks.iter().filter(|&&h| h == 1).count(), 6);
+    assert_eq!(picks.iter().filter(|&&h| h == 2).count(), 2);
+    assert!(picks.windows(2).all(|w| !(w[0] == 2 && w[1] == 2)));
+    assert!(!picks.contains(&3));
+}
+
+#[test]
+fn consumer_starts_with_a_small_window_then_paces() {
+    let mut c = CccConsumer::new(CccConsumerConfig {
+        target_rate_bps: 8e9,
+        initial_data_size_bytes: 1000.0,
+        ..CccConsumerConfig::default()
+    });
+    // No constraint known: a window, not the (huge) objective.
+    assert_eq!(c.limit(), SendLimit::Window { interests: 2.0 });
+    let fb = DataFeedback {
+        pace_constraint_ips: Some(0.0),
+        data_size_bytes: 1000,
+        ..Default::default()
+    };
+    c.on_data(ms(1), &fb);
+    // A zero constraint does not silence the flow for good.
+    assert_eq!(
+        c.limit(),
+        SendLimit::Rate {
+            interests_per_sec: 1.0,
+            max_outstanding: 10_000
+        }
+    );
+    // A path without CCC (no constraint stamped) leaves it at its objective.
+    let mut d = CccConsumer::new(CccConsumerConfig {
+        target_rate_bps: 8e6,
+        initial_data_size_bytes: 1000.0,
+        ..CccConsumerConfig::default()
+    });
+    d.on_data(
+        ms(1),
+        &DataFeedback {
+            data_size_bytes: 1000,
+            ..Default::default()
+        },
+    );
+    assert_eq!(d.pace_ips(), 1000.0);
+}
+
+#[test]
+fn a_new_flow_gets_an_equal_share_not_the_whole_link() {
+    // 10 Mbit/s, 1000-byte Data: the link is 1250 Interests/s.
+    let cfg = CccConfig {
+        initial_data_size_bytes: 1000.0,
+        ..CccConfig::default()
+    };
+    let sup = CccSupervisor::new(cfg, 10e6);
+    let mut f = CccFlow::new(cfg);
+    f.add_next_hop(1, 5000.0).unwrap();
+    assert_eq!(f.constraint_out_ips(), 5000.0);
+    sup.admit(&mut f, 3);
+    assert!((f.constraint_out_ips() - 1250.0 / 4.0).abs() < 1e-9);
+    assert!(f.is_supervised());
+    // Eq. 9 still caps it.
+    let mut g = CccFlow::new(cfg);
+    g.add_next_hop(1, 100.0).unwrap();
+    sup.admit(&mut g, 0);
+    assert_eq!(g.constraint_out_ips(), 100.0);
+}
+
+#[test]
+fn a_cut_never_falls_below_half_the_fair_share() {
+    // Two flows on 10 Mbit/s of 1000-byte Data: max-min share 625/s each.
+    let cfg = CccConfig {
+        initial_data_size_bytes: 1000.0,
+        ..CccConfig::default()
+    };
+    let mut sup = CccSupervisor::new(cfg, 10e6);
+    let mut a = CccFlow::new(cfg);
+    let mut b = CccFlow::new(cfg);
+    for f in [&mut a, &mut b] {
+        f.add_next_hop(1, 1e6).unwrap();
+        f.on_objective(ms(0), 1e5);
+    }
+    sup.supervise(ms(0), &mut [&mut a, &mut b]);
+    // a waited for a retransmission (one Interest); b sent 1000/s.
+    a.on_interest(ms(50));
+    for i in 0..100 {
+        b.on_interest(ms(i));
+    }
+    sup.on_drop();
+    sup.supervise(ms(100), &mut [&mut a, &mut b]);
+    assert!(
+        (a.constraint_out_ips() - 312.5).abs() < 1e-6,
+        "{}",
+        a.constraint_out_ips()
+    );
+    assert!(
+        (b.constraint_out_ips() - 900.0).abs() < 1e-6,
+        "{}",
+        b.constraint_out_ips()
+    );
+}
+
 #[derive(Debug, Clone)]
 enum Ev {
     Objective(f64),

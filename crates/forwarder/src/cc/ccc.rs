@@ -16,7 +16,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use cc_core::ccc::{producer_constraint_ips, CccConfig, CccFlow, CccSupervisor};
 use cc_core::{Duration, Timestamp};
-use rand::RngCore;
 
 use crate::engine::FaceId;
 
@@ -158,7 +157,8 @@ impl CccNode {
     /// An Interest of flow (`prefix`, `downstream`) with the objective it
     /// carried (None: a consumer of another scheme, which asks for whatever
     /// the next hops allow). Returns the next hop chosen (Algorithm 2's
-    /// paces, the objective split before any pace is known) and the
+    /// paces by smooth weighted round robin, the objective split before any
+    /// pace is known) and the
     /// objective to write on the forwarded Interest (Algorithm 1).
     pub(crate) fn on_interest(
         &mut self,
@@ -167,17 +167,31 @@ impl CccNode {
         downstream: FaceId,
         objective_ips: Option<f64>,
         cands: &[Candidate],
-        rng: &mut impl RngCore,
     ) -> Option<(FaceId, f64)> {
         let down_bps = self.capacities.get(&downstream).copied();
-        let flow = self.flow_mut(now, (prefix, downstream))?;
+        let key = (prefix, downstream);
+        let is_new = !self.flows.contains_key(&key);
+        let others = if is_new {
+            self.flow_count(downstream)
+        } else {
+            0
+        };
+        let flow = self.flow_mut(now, key)?;
         sync_next_hops(flow, cands, down_bps);
         let objective = objective_ips.unwrap_or_else(|| flow.aggregate_constraint_ips());
         if objective != flow.objective_ips() {
             flow.on_objective(now, objective);
         }
+        if is_new {
+            if let (Some(sup), Some(e)) =
+                (self.supervisors.get(&downstream), self.flows.get_mut(&key))
+            {
+                sup.admit(&mut e.flow, others);
+            }
+        }
+        let flow = &mut self.flows.get_mut(&key)?.flow;
         flow.on_interest(now);
-        let face = flow.choose_next_hop(rng)?;
+        let face = flow.next_hop_smooth()?;
         let hop = flow.next_hops().iter().find(|h| h.face == face)?;
         Some((FaceId(face), hop.objective_ips))
     }
@@ -337,8 +351,6 @@ fn sync_next_hops(flow: &mut CccFlow, cands: &[Candidate], downstream_bps: Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::rngs::SmallRng;
-    use rand::SeedableRng;
 
     fn cands() -> [Candidate; 2] {
         [
@@ -356,10 +368,9 @@ mod tests {
     #[test]
     fn objective_is_split_equally_and_constraints_aggregate() {
         let mut n = CccNode::new(CccConfig::default());
-        let mut rng = SmallRng::seed_from_u64(1);
         let now = Timestamp::ZERO;
         let (_, hop_obj) = n
-            .on_interest(now, 7, FaceId(1), Some(300.0), &cands(), &mut rng)
+            .on_interest(now, 7, FaceId(1), Some(300.0), &cands())
             .unwrap();
         assert!((hop_obj - 150.0).abs() < 1e-6, "Algorithm 1: {hop_obj}");
         n.on_data(now, 7, FaceId(2), Some(40.0), 8400, FaceId(1), None)
@@ -375,7 +386,6 @@ mod tests {
         let cfg = CccConfig::default();
         let mut n = CccNode::new(cfg);
         n.supervise_face(FaceId(1), 100_000_000);
-        let mut rng = SmallRng::seed_from_u64(2);
         let only = [Candidate {
             face: FaceId(5),
             capacity_bps: None,
@@ -384,7 +394,7 @@ mod tests {
         n.handle_timeout(now);
         for _ in 0..100 {
             now += Duration::from_millis(1);
-            n.on_interest(now, 9, FaceId(1), Some(1000.0), &only, &mut rng);
+            n.on_interest(now, 9, FaceId(1), Some(1000.0), &only);
             n.on_data(now, 9, FaceId(5), None, 8400, FaceId(1), None);
         }
         n.on_drop(FaceId(1));
@@ -397,11 +407,32 @@ mod tests {
     }
 
     #[test]
+    fn new_flows_on_a_supervised_face_start_at_an_equal_share() {
+        let mut n = CccNode::new(CccConfig::default());
+        // 16.8 Mbit/s of 8400-byte Data: 250 Interests/s.
+        n.supervise_face(FaceId(1), 16_800_000);
+        let only = [Candidate {
+            face: FaceId(5),
+            capacity_bps: None,
+        }];
+        let now = Timestamp::ZERO;
+        n.on_interest(now, 1, FaceId(1), Some(1e6), &only);
+        n.on_interest(now, 2, FaceId(1), Some(1e6), &only);
+        let first = n.flow(1, FaceId(1)).unwrap().constraint_out_ips();
+        let second = n.flow(2, FaceId(1)).unwrap().constraint_out_ips();
+        assert!((first - 250.0).abs() < 1e-6, "{first}");
+        assert!((second - 125.0).abs() < 1e-6, "{second}");
+        // An unsupervised downstream passes on what upstream allows.
+        n.on_interest(now, 3, FaceId(9), Some(1e6), &only);
+        let c = n.flow(3, FaceId(9)).unwrap().constraint_out_ips();
+        assert!((c - UNKNOWN_CONSTRAINT_IPS).abs() < 1e-6, "{c}");
+    }
+
+    #[test]
     fn tables_are_bounded_and_idle_flows_expire() {
         let mut n = CccNode::new(CccConfig::default());
-        let mut rng = SmallRng::seed_from_u64(3);
         for p in 0..(MAX_FLOWS as u64 + 10) {
-            n.on_interest(Timestamp::ZERO, p, FaceId(1), Some(1.0), &cands(), &mut rng);
+            n.on_interest(Timestamp::ZERO, p, FaceId(1), Some(1.0), &cands());
         }
         assert!(n.flows.len() <= MAX_FLOWS);
         n.handle_timeout(Timestamp::from_millis(60_000));
@@ -422,14 +453,13 @@ mod tests {
         ) {
             let mut n = CccNode::new(CccConfig::default());
             n.supervise_face(FaceId(1), 20_000_000);
-            let mut rng = SmallRng::seed_from_u64(9);
             let mut now = Timestamp::ZERO;
             for (kind, prefix, down, value, dt_ms) in events {
                 now += Duration::from_millis(dt_ms);
                 let down = FaceId(down);
                 match kind {
                     0 => {
-                        n.on_interest(now, prefix, down, Some(f64::from(value)), &cands(), &mut rng);
+                        n.on_interest(now, prefix, down, Some(f64::from(value)), &cands());
                     }
                     1 => {
                         let up = FaceId(2 + prefix % 2);

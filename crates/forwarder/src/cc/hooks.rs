@@ -79,13 +79,14 @@ impl SchemeHooks {
         downstream: FaceId,
         objective_ips: Option<f64>,
         cands: &[FaceId],
-        rng: &mut impl rand::RngCore,
     ) -> Option<(FaceId, f64)> {
+        // Any face with a capacity is paced by the engine, so its Data queue
+        // is where this node's congestion shows, whatever its scope (a
+        // loopback UDP peer is a local-scope face with a real capacity).
         if !self.ccc.is_supervised(downstream) {
             if let Some(c) = self
                 .faces
                 .get(&downstream)
-                .filter(|f| !f.local)
                 .and_then(|f| f.capacity_bps)
                 .filter(|c| *c > 0)
             {
@@ -100,12 +101,12 @@ impl SchemeHooks {
                 capacity_bps: self
                     .faces
                     .get(&face)
-                    .filter(|f| !f.local)
-                    .and_then(|f| f.capacity_bps),
+                    .and_then(|f| f.capacity_bps)
+                    .filter(|c| *c > 0),
             })
             .collect();
         self.ccc
-            .on_interest(now, prefix, downstream, objective_ips, &cands, rng)
+            .on_interest(now, prefix, downstream, objective_ips, &cands)
     }
 
     /// True when some face runs per-packet machinery whose state the status

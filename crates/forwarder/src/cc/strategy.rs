@@ -108,8 +108,8 @@ fn ccc_data(ctx: &mut StrategyCtx<'_>, in_face: FaceId, pit: &PitEntry, prefix: 
                 let up_bps = h
                     .faces
                     .get(&in_face)
-                    .filter(|f| !f.local)
-                    .and_then(|f| f.capacity_bps);
+                    .and_then(|f| f.capacity_bps)
+                    .filter(|c| *c > 0);
                 h.ccc
                     .on_data(now, prefix, in_face, constraint, lp.bytes, r.face, up_bps)
             });
@@ -252,7 +252,7 @@ impl Strategy for CcStrategy {
                 let faces: Vec<FaceId> = cands.iter().map(|&f| FaceId(f)).collect();
                 let (now, in_face) = (ctx.now, interest.face);
                 let picked = match ctx.cc.as_any_mut().downcast_mut::<SchemeHooks>() {
-                    Some(h) => h.ccc_interest(now, prefix, in_face, objective, &faces, ctx.rng),
+                    Some(h) => h.ccc_interest(now, prefix, in_face, objective, &faces),
                     None => None,
                 };
                 match picked {
