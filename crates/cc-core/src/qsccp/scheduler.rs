@@ -96,7 +96,15 @@ pub(super) struct Class {
     /// SCFQ start tag of the head packet and finish tag of the last one.
     start: u64,
     finish: u64,
+    /// Virtual-time epoch `finish` belongs to: a finish tag from before the
+    /// last reset reads as 0, so a reset is two stores, not a loop.
+    vt_epoch: u64,
     pub(super) offered_bits: u64,
+    /// Σ w·φ and count of the class's flows active this PECN period (an
+    /// offer this period or a queue): kept as flows join and leave, so the
+    /// period needs no pass of its own to sum the weights (`pecn.rs`).
+    pub(super) active_wphi: f64,
+    pub(super) active_flows: u32,
 }
 
 /// The CDS scheduler and PECN state of one outgoing face, generic over the
@@ -126,6 +134,8 @@ pub struct CdsScheduler<T> {
     /// the check is one compare whatever the class.
     class_cap: [u32; 8],
     vtime: u64,
+    /// Bumped by every virtual-time reset (see `Class::vt_epoch`).
+    vt_epoch: u64,
     vt_step: [u64; 5],
     queued: u32,
     dt_queued: u32,
@@ -174,6 +184,7 @@ impl<T> CdsScheduler<T> {
                 }
             }),
             vtime: 0,
+            vt_epoch: 0,
             vt_step: vt_steps(cfg.omega),
             queued: 0,
             dt_queued: 0,
@@ -233,8 +244,12 @@ impl<T> CdsScheduler<T> {
         match self.find(class, prefix) {
             Some(id) if weight.is_finite() && weight > 0.0 => {
                 let p = &mut self.pecn[id as usize];
+                let f = &mut self.flows[id as usize];
+                if f.offered_bits != 0 || f.len != 0 {
+                    self.classes[class.index()].active_wphi += (weight - p.weight) * p.phi;
+                }
                 p.weight = weight;
-                self.flows[id as usize].quantum_bits = quantum(self.cfg.quantum_bits, p);
+                f.quantum_bits = quantum(self.cfg.quantum_bits, p);
                 true
             }
             _ => false,
@@ -256,6 +271,7 @@ impl<T> CdsScheduler<T> {
 
     /// Queues an Interest of flow (class, prefix) whose Data is expected to
     /// be `data_size_bits` long (Dsz; `None` = the configured default).
+    #[inline(always)]
     pub fn enqueue(
         &mut self,
         now: Timestamp,
@@ -283,6 +299,14 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowTableFull,
             });
         };
+        if flow.offered_bits == 0 && flow.len == 0 {
+            // First offer of an idle flow this period: it joins the sums.
+            if let Some(p) = self.pecn.get(id as usize) {
+                let cls = &mut self.classes[c];
+                cls.active_wphi += p.weight * p.phi;
+                cls.active_flows += 1;
+            }
+        }
         flow.offered_bits += u64::from(size);
         if flow.len >= self.cfg.flow_queue_capacity {
             self.stats.flow_queue_full += 1;
@@ -307,7 +331,13 @@ impl<T> CdsScheduler<T> {
         }
         let first = cls.queued == 0;
         if first {
-            cls.start = vt_max(cls.finish, self.vtime);
+            let finish = if cls.vt_epoch == self.vt_epoch {
+                cls.finish
+            } else {
+                0
+            };
+            cls.start = vt_max(finish, self.vtime);
+            cls.vt_epoch = self.vt_epoch;
             self.backlog |= 1 << c;
         }
         cls.queued += 1;
@@ -321,6 +351,7 @@ impl<T> CdsScheduler<T> {
     }
 
     /// Takes the next Interest to send, if the rate limiters allow.
+    #[inline(always)]
     pub fn dequeue(&mut self, now: Timestamp) -> Dequeue<T> {
         self.maybe_update(now);
         if self.queued == 0 {
@@ -339,7 +370,7 @@ impl<T> CdsScheduler<T> {
                 continue;
             };
             let bucket = &mut self.ds_buckets[c];
-            if bucket.has_bits(now, u64::from(size)) {
+            if bucket.has_packet_bits(now, size) {
                 pick = Some((c, id, size, None));
                 break;
             }
@@ -351,11 +382,12 @@ impl<T> CdsScheduler<T> {
         let Some((c, id, size, tag)) = pick else {
             return self.ds_wait(now);
         };
-        if !self.final_bucket.try_consume_bits(now, u64::from(size)) {
+        if !self.final_bucket.try_consume_packet_bits(now, size) {
             return self.final_wait(now, size);
         }
-        if c < 3 {
-            self.ds_buckets[c].try_consume_bits(now, u64::from(size));
+        if let Some(b) = self.ds_buckets.get_mut(c) {
+            // Found to hold `size` at `now` just above.
+            b.take_present_bits(size);
         }
         if let Some(tag) = tag {
             self.vtime = tag;
@@ -465,12 +497,12 @@ impl<T> CdsScheduler<T> {
         Some((best_c, id, size, Some(best_tag)))
     }
 
+    /// Restarts virtual time at 0 (DT is empty): every finish tag now
+    /// reads as 0, and every class starts afresh when it next joins.
+    #[inline]
     fn reset_virtual_time(&mut self) {
         self.vtime = 0;
-        for cls in &mut self.classes[3..] {
-            cls.start = 0;
-            cls.finish = 0;
-        }
+        self.vt_epoch = self.vt_epoch.wrapping_add(1);
     }
 
     /// Fetches lines ahead of the DRR turns of class `c`: the head packet of
@@ -556,6 +588,13 @@ impl<T> CdsScheduler<T> {
             flow.deficit_bits = 0;
             flow.in_turn = false;
             cls.active.pop_front();
+            if flow.offered_bits == 0 {
+                // Drained a backlog of past periods: idle again.
+                if let Some(p) = self.pecn.get(id as usize) {
+                    cls.active_wphi -= p.weight * p.phi;
+                    cls.active_flows -= 1;
+                }
+            }
         }
         cls.queued -= 1;
         if cls.queued == 0 {
