@@ -33,6 +33,10 @@ use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
 use alloc::vec::Vec;
 
+/// A packet taken by [`CdsScheduler::drr_pop`], with its flow's class,
+/// prefix and suggested rate.
+type PoppedFrom<T> = (flows::Popped<T>, ServiceClass, u64, Option<f64>);
+
 /// DRR turns ahead whose head packet a pop prefetches.
 const PACKET_AHEAD: usize = 2;
 /// DRR turns ahead whose flow line a pop prefetches.
@@ -395,7 +399,7 @@ impl<T> CdsScheduler<T> {
             cls.finish = tag;
             cls.start = tag;
         }
-        let Some(q) = self.drr_pop(c, id, size) else {
+        let Some((q, class, prefix, target_rate_bps)) = self.drr_pop(c, id, size) else {
             // Unreachable (peek returned a backlogged flow); report a retry.
             return Dequeue::NotBefore(now);
         };
@@ -405,16 +409,13 @@ impl<T> CdsScheduler<T> {
         if self.dt_queued == 0 {
             self.reset_virtual_time();
         }
-        let Some(flow) = self.flows.get(id as usize) else {
-            return Dequeue::NotBefore(now);
-        };
         Dequeue::Item(Scheduled {
             item: q.item,
-            class: flow.class,
-            prefix: flow.prefix,
+            class,
+            prefix,
             size_bits: size,
             sojourn: now.saturating_since(q.at),
-            target_rate_bps: flow.rate(),
+            target_rate_bps,
         })
     }
 
@@ -574,14 +575,17 @@ impl<T> CdsScheduler<T> {
         }
     }
 
-    #[inline]
-    fn drr_pop(&mut self, c: usize, id: u32, size: u32) -> Option<flows::Popped<T>> {
+    /// Takes the head packet of flow `id` of class `c`; returns it with
+    /// the flow's class, prefix and rate (read while its line is at hand).
+    #[inline(always)]
+    fn drr_pop(&mut self, c: usize, id: u32, size: u32) -> Option<PoppedFrom<T>> {
         self.classes[c].peeked = None;
         if let Some(r) = self.ds_ready_ns.get_mut(c) {
             *r = 0;
         }
         let flow = self.flows.get_mut(id as usize)?;
         let q = flows::pop(&mut self.arena, flow)?;
+        let out = (q, flow.class, flow.prefix, flow.rate());
         flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
         let cls = &mut self.classes[c];
         if flow.len == 0 {
@@ -605,7 +609,7 @@ impl<T> CdsScheduler<T> {
         self.queued -= 1;
         self.dt_queued -= u32::from(c >= 3);
         self.prefetch_next_turn(c);
-        Some(q)
+        Some(out)
     }
 }
 
