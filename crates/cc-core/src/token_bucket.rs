@@ -101,6 +101,36 @@ impl TokenBucket {
         }
     }
 
+    /// [`has_bits`](Self::has_bits) for a packet size (a `u32` cannot
+    /// overflow the unit count: no overflow check per packet).
+    #[inline]
+    pub(crate) fn has_packet_bits(&mut self, now: Timestamp, bits: u32) -> bool {
+        self.refill(now);
+        u64::from(bits) * UNITS_PER_BIT <= self.tokens_units
+    }
+
+    /// [`try_consume_bits`](Self::try_consume_bits) for a packet size.
+    #[inline]
+    pub(crate) fn try_consume_packet_bits(&mut self, now: Timestamp, bits: u32) -> bool {
+        self.refill(now);
+        let need = u64::from(bits) * UNITS_PER_BIT;
+        let ok = need <= self.tokens_units;
+        if ok {
+            self.tokens_units -= need;
+        }
+        ok
+    }
+
+    /// Takes `bits` tokens that [`has_packet_bits`](Self::has_packet_bits)
+    /// has just found present (nothing taken in between), without refilling
+    /// or checking again; saturating, so never below empty.
+    #[inline]
+    pub(crate) fn take_present_bits(&mut self, bits: u32) {
+        self.tokens_units = self
+            .tokens_units
+            .saturating_sub(u64::from(bits) * UNITS_PER_BIT);
+    }
+
     /// Takes `bytes` worth of tokens if present.
     pub fn try_consume_bytes(&mut self, now: Timestamp, bytes: u64) -> bool {
         self.try_consume_bits(now, bytes.saturating_mul(8))

@@ -25,7 +25,7 @@ impl<T> CdsScheduler<T> {
     }
 
     /// The slot of flow (class, prefix), created if new and there is room.
-    #[inline]
+    #[inline(always)]
     pub(super) fn flow_id(&mut self, class: ServiceClass, prefix: u64) -> Option<u32> {
         let hash = self.hasher.hash(class, prefix);
         match self.find_hashed(hash, class, prefix) {

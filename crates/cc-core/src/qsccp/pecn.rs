@@ -49,9 +49,14 @@ pub fn queue_factor(occupancy: f64) -> f64 {
     (core::f64::consts::FRAC_PI_2 - libm::atan(8.0 * occupancy - 4.0)) / 3.0 + 0.034
 }
 
+/// `x` as f64 (one signed convert: counters stay far below 2^63).
+#[inline]
+fn bits_f64(x: u64) -> f64 {
+    x.min(i64::MAX as u64) as i64 as f64
+}
+
 #[derive(Clone, Copy, Default)]
 struct ClassSums {
-    weight_phi: f64,
     consumed: f64,
     high_weight: f64,
 }
@@ -156,8 +161,24 @@ impl<T> CdsScheduler<T> {
         }
         self.class_capacity_bps = cap;
 
-        // Flow expiry, then Σ w·φ per class.
+        // Σ w·φ per class over the flows that stay (an offer this period or
+        // a queue) is kept up to date by the packet path, so two passes
+        // suffice: expiry with demand classification, then the rates.
         let mut sums = [ClassSums::default(); 8];
+        // Per-flow passes below multiply only: a division per flow and pass
+        // was most of the period's cost with 10^5 flows.
+        let inv_dt = 1.0 / dt;
+        let per_weight: [f64; 8] = core::array::from_fn(|c| {
+            let cls = &self.classes[c];
+            if cls.active_flows > 0 && cls.active_wphi > 0.0 {
+                cap[c] / cls.active_wphi
+            } else {
+                0.0
+            }
+        });
+        let base_of = |c: usize, w: f64, phi: f64| per_weight[c] * (w * phi);
+        let lambda = cfg.lambda.max(1);
+        // Flow expiry, demand classification and consumed bandwidth (eqs. 5, 7).
         for id in 0..self.flows.len() {
             let f = &self.flows[id];
             if !f.live {
@@ -167,26 +188,10 @@ impl<T> CdsScheduler<T> {
                 self.remove_flow(id as u32);
                 continue;
             }
-            let p = &self.pecn[id];
-            sums[f.class.index()].weight_phi += p.weight * p.phi;
-        }
-        // Per-flow passes below multiply only: a division per flow and pass
-        // was most of the period's cost with 10^5 flows.
-        let inv_dt = 1.0 / dt;
-        let per_weight: [f64; 8] = core::array::from_fn(|c| {
-            if sums[c].weight_phi > 0.0 {
-                cap[c] / sums[c].weight_phi
-            } else {
-                0.0
-            }
-        });
-        let base_of = |c: usize, w: f64, phi: f64| per_weight[c] * (w * phi);
-        let lambda = cfg.lambda.max(1);
-        // Demand classification and consumed bandwidth (eqs. 5, 7).
-        for (f, p) in self.flows.iter().zip(&self.pecn).filter(|(f, _)| f.live) {
+            let (f, p) = (&self.flows[id], &self.pecn[id]);
             let c = f.class.index();
             let base = base_of(c, p.weight, p.phi);
-            let y = f.offered_bits as f64 * inv_dt;
+            let y = bits_f64(f.offered_bits) * inv_dt;
             let greedy = !code && p.greedy >= lambda;
             let high = if code {
                 y > base - CODE_DEMAND_MARGIN_BPS
@@ -203,23 +208,34 @@ impl<T> CdsScheduler<T> {
                 s.high_weight += p.weight;
             }
         }
-        // Suggested rates (eq. 8) and the discount factor (eq. 9).
+        // Suggested rates (eq. 8) and the discount factor (eq. 9); the next
+        // period's sums restart exact from the flows still queued.
+        let mut next_wphi = [0.0f64; 8];
+        let mut next_flows = [0u32; 8];
         let vq = f64::from(cfg.flow_queue_capacity.max(1));
+        // unused_c / Σ_H w per class (eq. 8), so a flow's share is one multiply.
+        let unused_per_weight: [f64; 8] = core::array::from_fn(|c| {
+            let s = sums[c];
+            if s.high_weight > 0.0 {
+                (cap[c] - s.consumed).max(0.0) / s.high_weight
+            } else {
+                0.0
+            }
+        });
         let live = self.flows.iter_mut().zip(self.pecn.iter_mut());
         for (f, p) in live.filter(|(f, _)| f.live) {
             let c = f.class.index();
-            let s = sums[c];
             let base = base_of(c, p.weight, p.phi);
-            let y = f.offered_bits as f64 * inv_dt;
-            let unused = (cap[c] - s.consumed).max(0.0);
+            let y = bits_f64(f.offered_bits) * inv_dt;
+            let phi_before = p.phi;
             let shares = if code {
                 p.phi >= 1.0 && base > 0.0 && y / base > 0.8
             } else {
                 p.phi >= 1.0 && p.greedy < lambda && y >= cfg.gamma * base
             };
             let mut r = base;
-            if shares && s.high_weight > 0.0 {
-                r += unused * p.weight / s.high_weight;
+            if shares {
+                r += unused_per_weight[c] * p.weight;
             }
             if code && p.phi >= 1.0 {
                 r *= queue_factor(f64::from(f.len) / vq);
@@ -243,10 +259,19 @@ impl<T> CdsScheduler<T> {
             f.rate_bps = if r.is_finite() { r.max(0.0) } else { 0.0 };
             f.has_rate = true;
             f.offered_bits = 0;
-            f.quantum_bits = quantum(cfg.quantum_bits, p);
+            if p.phi != phi_before {
+                // w changes recompute it in `set_flow_weight`.
+                f.quantum_bits = quantum(cfg.quantum_bits, p);
+            }
+            if f.len > 0 {
+                next_wphi[c] += p.weight * p.phi;
+                next_flows[c] += 1;
+            }
         }
-        for cls in &mut self.classes {
+        for (c, cls) in self.classes.iter_mut().enumerate() {
             cls.offered_bits = 0;
+            cls.active_wphi = next_wphi[c];
+            cls.active_flows = next_flows[c];
         }
         self.interest_in_bits = 0;
         self.last_period = now;
@@ -412,5 +437,50 @@ mod tests {
         // DS total uncapped: B_DT = 9.9 − 2.0 = 7.9 M, all to the only saturated DT class.
         assert!(close(s.class_capacity_bps(ServiceClass::Be), 7_900_000.0));
         assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
+    }
+
+    /// Σ w·φ and count of the flows active this period, summed afresh.
+    fn recount<T>(s: &CdsScheduler<T>) -> [(f64, u32); 8] {
+        let mut out = [(0.0, 0u32); 8];
+        for (f, p) in s.flows.iter().zip(&s.pecn) {
+            if f.live && (f.offered_bits > 0 || f.len > 0) {
+                let o = &mut out[f.class.index()];
+                o.0 += p.weight * p.phi;
+                o.1 += 1;
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// The per-class weight sums the packet path keeps always equal a
+        /// fresh sum over the active flows (up to rounding), across
+        /// enqueues, drains, weight changes, penalties and expiry.
+        #[test]
+        fn incremental_weight_sums_match_a_recount(
+            ops in proptest::collection::vec(
+                (0u8..4, 0u8..8, 0u64..12, 1u32..40_000, 0u64..60_000_000), 1..400),
+        ) {
+            let cfg = QsccpConfig { capacity_bps: 2_000_000, lambda: 2, ..QsccpConfig::default() };
+            let mut s: CdsScheduler<u64> = CdsScheduler::new(cfg, Timestamp::ZERO, 3);
+            let mut now = Timestamp::ZERO;
+            for (op, class, prefix, size, dt) in ops {
+                now += Duration::from_nanos(dt);
+                let class = ServiceClass::ALL[class as usize];
+                match op {
+                    0 | 1 => { let _ = s.enqueue(now, class, prefix, Some(size), prefix); }
+                    2 => { let _ = s.dequeue(now); }
+                    _ => { s.set_flow_weight(class, prefix, 0.25 + f64::from(size % 7)); }
+                }
+                let want = recount(&s);
+                for (c, cls) in s.classes.iter().enumerate() {
+                    proptest::prop_assert_eq!(cls.active_flows, want[c].1, "class {}", c);
+                    proptest::prop_assert!(
+                        (cls.active_wphi - want[c].0).abs() <= 1e-9 * want[c].0.max(1.0),
+                        "class {}: kept {} recount {}", c, cls.active_wphi, want[c].0
+                    );
+                }
+            }
+        }
     }
 }

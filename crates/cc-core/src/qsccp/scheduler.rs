@@ -33,6 +33,10 @@ use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
 use alloc::vec::Vec;
 
+/// A packet taken by [`CdsScheduler::drr_pop`], with its flow's class,
+/// prefix and suggested rate.
+type PoppedFrom<T> = (flows::Popped<T>, ServiceClass, u64, Option<f64>);
+
 /// DRR turns ahead whose head packet a pop prefetches.
 const PACKET_AHEAD: usize = 2;
 /// DRR turns ahead whose flow line a pop prefetches.
@@ -96,7 +100,15 @@ pub(super) struct Class {
     /// SCFQ start tag of the head packet and finish tag of the last one.
     start: u64,
     finish: u64,
+    /// Virtual-time epoch `finish` belongs to: a finish tag from before the
+    /// last reset reads as 0, so a reset is two stores, not a loop.
+    vt_epoch: u64,
     pub(super) offered_bits: u64,
+    /// Σ w·φ and count of the class's flows active this PECN period (an
+    /// offer this period or a queue): kept as flows join and leave, so the
+    /// period needs no pass of its own to sum the weights (`pecn.rs`).
+    pub(super) active_wphi: f64,
+    pub(super) active_flows: u32,
 }
 
 /// The CDS scheduler and PECN state of one outgoing face, generic over the
@@ -126,6 +138,8 @@ pub struct CdsScheduler<T> {
     /// the check is one compare whatever the class.
     class_cap: [u32; 8],
     vtime: u64,
+    /// Bumped by every virtual-time reset (see `Class::vt_epoch`).
+    vt_epoch: u64,
     vt_step: [u64; 5],
     queued: u32,
     dt_queued: u32,
@@ -174,6 +188,7 @@ impl<T> CdsScheduler<T> {
                 }
             }),
             vtime: 0,
+            vt_epoch: 0,
             vt_step: vt_steps(cfg.omega),
             queued: 0,
             dt_queued: 0,
@@ -233,8 +248,12 @@ impl<T> CdsScheduler<T> {
         match self.find(class, prefix) {
             Some(id) if weight.is_finite() && weight > 0.0 => {
                 let p = &mut self.pecn[id as usize];
+                let f = &mut self.flows[id as usize];
+                if f.offered_bits != 0 || f.len != 0 {
+                    self.classes[class.index()].active_wphi += (weight - p.weight) * p.phi;
+                }
                 p.weight = weight;
-                self.flows[id as usize].quantum_bits = quantum(self.cfg.quantum_bits, p);
+                f.quantum_bits = quantum(self.cfg.quantum_bits, p);
                 true
             }
             _ => false,
@@ -256,6 +275,7 @@ impl<T> CdsScheduler<T> {
 
     /// Queues an Interest of flow (class, prefix) whose Data is expected to
     /// be `data_size_bits` long (Dsz; `None` = the configured default).
+    #[inline(always)]
     pub fn enqueue(
         &mut self,
         now: Timestamp,
@@ -283,6 +303,14 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowTableFull,
             });
         };
+        if flow.offered_bits == 0 && flow.len == 0 {
+            // First offer of an idle flow this period: it joins the sums.
+            if let Some(p) = self.pecn.get(id as usize) {
+                let cls = &mut self.classes[c];
+                cls.active_wphi += p.weight * p.phi;
+                cls.active_flows += 1;
+            }
+        }
         flow.offered_bits += u64::from(size);
         if flow.len >= self.cfg.flow_queue_capacity {
             self.stats.flow_queue_full += 1;
@@ -307,7 +335,13 @@ impl<T> CdsScheduler<T> {
         }
         let first = cls.queued == 0;
         if first {
-            cls.start = vt_max(cls.finish, self.vtime);
+            let finish = if cls.vt_epoch == self.vt_epoch {
+                cls.finish
+            } else {
+                0
+            };
+            cls.start = vt_max(finish, self.vtime);
+            cls.vt_epoch = self.vt_epoch;
             self.backlog |= 1 << c;
         }
         cls.queued += 1;
@@ -321,6 +355,7 @@ impl<T> CdsScheduler<T> {
     }
 
     /// Takes the next Interest to send, if the rate limiters allow.
+    #[inline(always)]
     pub fn dequeue(&mut self, now: Timestamp) -> Dequeue<T> {
         self.maybe_update(now);
         if self.queued == 0 {
@@ -339,7 +374,7 @@ impl<T> CdsScheduler<T> {
                 continue;
             };
             let bucket = &mut self.ds_buckets[c];
-            if bucket.has_bits(now, u64::from(size)) {
+            if bucket.has_packet_bits(now, size) {
                 pick = Some((c, id, size, None));
                 break;
             }
@@ -351,11 +386,12 @@ impl<T> CdsScheduler<T> {
         let Some((c, id, size, tag)) = pick else {
             return self.ds_wait(now);
         };
-        if !self.final_bucket.try_consume_bits(now, u64::from(size)) {
+        if !self.final_bucket.try_consume_packet_bits(now, size) {
             return self.final_wait(now, size);
         }
-        if c < 3 {
-            self.ds_buckets[c].try_consume_bits(now, u64::from(size));
+        if let Some(b) = self.ds_buckets.get_mut(c) {
+            // Found to hold `size` at `now` just above.
+            b.take_present_bits(size);
         }
         if let Some(tag) = tag {
             self.vtime = tag;
@@ -363,7 +399,7 @@ impl<T> CdsScheduler<T> {
             cls.finish = tag;
             cls.start = tag;
         }
-        let Some(q) = self.drr_pop(c, id, size) else {
+        let Some((q, class, prefix, target_rate_bps)) = self.drr_pop(c, id, size) else {
             // Unreachable (peek returned a backlogged flow); report a retry.
             return Dequeue::NotBefore(now);
         };
@@ -373,16 +409,13 @@ impl<T> CdsScheduler<T> {
         if self.dt_queued == 0 {
             self.reset_virtual_time();
         }
-        let Some(flow) = self.flows.get(id as usize) else {
-            return Dequeue::NotBefore(now);
-        };
         Dequeue::Item(Scheduled {
             item: q.item,
-            class: flow.class,
-            prefix: flow.prefix,
+            class,
+            prefix,
             size_bits: size,
             sojourn: now.saturating_since(q.at),
-            target_rate_bps: flow.rate(),
+            target_rate_bps,
         })
     }
 
@@ -465,12 +498,12 @@ impl<T> CdsScheduler<T> {
         Some((best_c, id, size, Some(best_tag)))
     }
 
+    /// Restarts virtual time at 0 (DT is empty): every finish tag now
+    /// reads as 0, and every class starts afresh when it next joins.
+    #[inline]
     fn reset_virtual_time(&mut self) {
         self.vtime = 0;
-        for cls in &mut self.classes[3..] {
-            cls.start = 0;
-            cls.finish = 0;
-        }
+        self.vt_epoch = self.vt_epoch.wrapping_add(1);
     }
 
     /// Fetches lines ahead of the DRR turns of class `c`: the head packet of
@@ -542,20 +575,30 @@ impl<T> CdsScheduler<T> {
         }
     }
 
-    #[inline]
-    fn drr_pop(&mut self, c: usize, id: u32, size: u32) -> Option<flows::Popped<T>> {
+    /// Takes the head packet of flow `id` of class `c`; returns it with
+    /// the flow's class, prefix and rate (read while its line is at hand).
+    #[inline(always)]
+    fn drr_pop(&mut self, c: usize, id: u32, size: u32) -> Option<PoppedFrom<T>> {
         self.classes[c].peeked = None;
         if let Some(r) = self.ds_ready_ns.get_mut(c) {
             *r = 0;
         }
         let flow = self.flows.get_mut(id as usize)?;
         let q = flows::pop(&mut self.arena, flow)?;
+        let out = (q, flow.class, flow.prefix, flow.rate());
         flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
         let cls = &mut self.classes[c];
         if flow.len == 0 {
             flow.deficit_bits = 0;
             flow.in_turn = false;
             cls.active.pop_front();
+            if flow.offered_bits == 0 {
+                // Drained a backlog of past periods: idle again.
+                if let Some(p) = self.pecn.get(id as usize) {
+                    cls.active_wphi -= p.weight * p.phi;
+                    cls.active_flows -= 1;
+                }
+            }
         }
         cls.queued -= 1;
         if cls.queued == 0 {
@@ -566,7 +609,7 @@ impl<T> CdsScheduler<T> {
         self.queued -= 1;
         self.dt_queued -= u32::from(c >= 3);
         self.prefetch_next_turn(c);
-        Some(q)
+        Some(out)
     }
 }
 
