@@ -363,13 +363,8 @@ case!(
     check_dumbbell,
     ignore = "needs ccc wiring: ~5000 queue-full drops at the bottleneck and one flow starved (Jain 0.77-0.83)"
 );
-case!(
-    dumbbell_wincm,
-    "dumbbell",
-    "wincm",
-    check_dumbbell,
-    ignore = "flaky on real links: Jain 0.929, 0.966, 0.992 in three runs (util 98-99%); WinCM shares oscillate (cc_wincm.rs), the last 8 s are a draw"
-);
+// WinCM runs 1024-byte Data (dumbbell.toml's [segment_bytes]).
+case!(dumbbell_wincm, "dumbbell", "wincm", check_dumbbell);
 case!(dumbbell_qsccp, "dumbbell", "qsccp", check_dumbbell);
 
 /// Reuses the four single-scheme dumbbell runs of this process (cached).
@@ -410,13 +405,8 @@ case!(
 );
 case!(diamond_best_route, "diamond", "none", check_diamond);
 case!(diamond_mircc, "diamond", "mircc", check_diamond);
-case!(
-    diamond_wincm,
-    "diamond",
-    "wincm",
-    check_diamond,
-    ignore = "15.99 Mbit/s on real links (8000-byte Data at 14 ms RTT: ~2 segments per path; 16.2-18.6 in virtual time for such paths); 19.8 in cc_multipath.rs"
-);
+// WinCM runs 1024-byte Data (diamond.toml's [segment_bytes]).
+case!(diamond_wincm, "diamond", "wincm", check_diamond);
 case!(diamond_qsccp, "diamond", "qsccp", check_diamond);
 case!(greedy_qsccp, "greedy", "qsccp", check_greedy);
 case!(
