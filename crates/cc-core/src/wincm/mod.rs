@@ -39,7 +39,7 @@
 //! default payload; `[segment_bytes]` in configs/scenarios): a window
 //! that moves in whole Interests cannot fill a path holding ~2 Data, and
 //! WinCM's evaluation ran in ndnSIM. Measured on real links (16 s runs):
-//! diamond 18.65–19.58 Mbit/s; dumbbell Jain over the last 8 s 0.929–0.999
+//! diamond 18.65–19.58 Mbit/s (9 runs); dumbbell Jain over the last 8 s 0.929–0.999
 //! (8 of 10 runs ≥ 0.95): the shares still drift, since BIC regrows each
 //! flow in proportion to its own cut.
 
