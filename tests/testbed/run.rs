@@ -122,7 +122,8 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
             .command(bins.icnput.to_str().ok_or("path")?);
         cmd.arg(format!("/{}", f.name))
             .arg(&file)
-            .args(["--transport", &tb.transport(&f.producer)]);
+            .args(["--transport", &tb.transport(&f.producer)])
+            .args(["--segment-size", &sc.segment_bytes_for(scheme).to_string()]);
         let log = dir.join(format!("{}.icnput.log", f.name));
         tb.procs
             .push(ChildGuard::spawn(&format!("icnput {}", f.name), cmd, log)?);

@@ -65,6 +65,9 @@ pub struct Scenario {
     pub schemes: Vec<String>,
     /// Window of the `none` consumers (`--cc fixed --init-cwnd`).
     pub none_window: u32,
+    /// Content bytes per Data (`icnput --segment-size`), per scheme; schemes
+    /// not listed use icnput's default, 8000 (see `segment_bytes_for`).
+    pub segment_bytes: BTreeMap<String, u32>,
     pub cc_period_ms: u64,
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
@@ -106,7 +109,8 @@ fn f64_or(obj: &Value, key: &str, default: f64, ctx: &str) -> Result<f64, String
     Ok(opt_f64(obj, key, ctx)?.unwrap_or(default))
 }
 
-const KNOWN_TOP: [&str; 10] = [
+const KNOWN_TOP: [&str; 11] = [
+    "segment_bytes",
     "settle_to",
     "name",
     "title",
@@ -130,7 +134,35 @@ fn check_keys(obj: &Value, known: &[&str], ctx: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `[segment_bytes]`: a table from scheme name to Data content bytes.
+fn parse_segment_bytes(v: &Value) -> Result<BTreeMap<String, u32>, String> {
+    let mut out = BTreeMap::new();
+    let Some(t) = v.get("segment_bytes") else {
+        return Ok(out);
+    };
+    let t = t
+        .as_object()
+        .ok_or("segment_bytes must be a table of scheme = bytes")?;
+    for (k, x) in t {
+        if !SCHEMES.contains(&k.as_str()) {
+            return Err(format!("segment_bytes: unknown scheme `{k}`"));
+        }
+        let b = x
+            .as_f64()
+            .filter(|b| (100.0..=60_000.0).contains(b))
+            .ok_or(format!("segment_bytes.{k} must be 100..=60000"))?;
+        out.insert(k.clone(), b as u32);
+    }
+    Ok(out)
+}
+
 impl Scenario {
+    /// Data content bytes of `scheme`'s producers (icnput's default 8000
+    /// unless `[segment_bytes]` names the scheme).
+    pub fn segment_bytes_for(&self, scheme: &str) -> u32 {
+        self.segment_bytes.get(scheme).copied().unwrap_or(8000)
+    }
+
     pub fn load(path: &Path) -> Result<Scenario, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Scenario::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
@@ -169,6 +201,7 @@ impl Scenario {
             .collect::<Result<_, _>>()?;
         let none_window = f64_or(&v, "none_window", 256.0, "scenario")? as u32;
         let cc_period_ms = f64_or(&v, "cc_period_ms", 100.0, "scenario")? as u64;
+        let segment_bytes = parse_segment_bytes(&v)?;
 
         let mut nodes = Vec::new();
         for (i, n) in arr(&v, "node").iter().enumerate() {
@@ -316,6 +349,7 @@ impl Scenario {
             ci_duration_s,
             schemes,
             none_window,
+            segment_bytes,
             cc_period_ms,
             nodes,
             links,
@@ -471,6 +505,20 @@ mod tests {
         let bad = DIAMOND.replace("measure = [[\"x\", \"r\"]]", "measure = [[\"c\", \"p\"]]");
         assert!(Scenario::parse(&bad).unwrap_err().contains("not a link"));
         let bad = DIAMOND.replace("consumer = \"c\"", "consumer = \"zz\"");
+        assert!(Scenario::parse(&bad).is_err());
+    }
+
+    #[test]
+    fn segment_bytes_are_per_scheme_with_icnput_default() {
+        let s = Scenario::parse(DIAMOND).unwrap();
+        assert_eq!(s.segment_bytes_for("wincm"), 8000);
+        let t = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 1024\n[cc_qsccp]");
+        let s = Scenario::parse(&t).unwrap();
+        assert_eq!(s.segment_bytes_for("wincm"), 1024);
+        assert_eq!(s.segment_bytes_for("mircc"), 8000);
+        let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\ntcp = 1024\n[cc_qsccp]");
+        assert!(Scenario::parse(&bad).unwrap_err().contains("tcp"));
+        let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 10\n[cc_qsccp]");
         assert!(Scenario::parse(&bad).is_err());
     }
 }
