@@ -183,26 +183,131 @@ fn check_arrival(r: &RunResult) -> Vec<String> {
     e
 }
 
+/// Prints each flow's windowed rate (Mbit/s) from the join on, with the
+/// time after the join at which its peak above its final rate falls.
+fn show_arrival(r: &RunResult) {
+    let tj = r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max);
+    let tail = r.duration_s - (r.duration_s - tj) / 4.0;
+    for f in &r.flows {
+        let last: Vec<f64> = f
+            .rates
+            .iter()
+            .filter(|(t, _)| *t > tail)
+            .map(|x| x.1)
+            .collect();
+        let fin = last.iter().sum::<f64>() / last.len().max(1) as f64;
+        let after: Vec<(f64, f64)> = f.rates.iter().copied().filter(|(t, _)| *t > tj).collect();
+        let peak = after
+            .iter()
+            .map(|&(t, x)| (x / fin.max(1.0) - 1.0, t - tj))
+            .fold((0.0, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+        let first: Vec<String> = after
+            .iter()
+            .take(8)
+            .map(|(_, x)| format!("{:.2}", x / 1e6))
+            .collect();
+        // Windows later than 2 s after the join outside ±20 % of the
+        // equal share (what keeps a flow from counting as settled).
+        let share =
+            r.links.first().map_or(0.0, |l| l.capacity_bps as f64) / r.flows.len().max(1) as f64;
+        let late: Vec<String> = after
+            .iter()
+            .filter(|(t, x)| *t > tj + 2.0 && (x - share).abs() > 0.2 * share)
+            .map(|(t, x)| format!("{:.2}@+{:.1}", x / 1e6, t - tj))
+            .collect();
+        println!(
+            "  {} {}: final {:.2} Mbit/s, peak +{:.0}% at +{:.1} s; first 4 s: {}; late out of band: [{}] (last window ends +{:.1} s)",
+            r.scheme,
+            f.name,
+            fin / 1e6,
+            peak.0 * 100.0,
+            peak.1,
+            first.join(" "),
+            late.join(" "),
+            after.last().map_or(0.0, |x| x.0 - tj)
+        );
+    }
+}
+
+/// Overshoot of the joining flows as a group: the highest 0.5 s window of
+/// their summed rate after the join, above the sum of their final rates
+/// (means over the last quarter of the run), relative; at least 0.
+fn joiners_overshoot(r: &RunResult) -> Option<f64> {
+    let tj = r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max);
+    let tail = r.duration_s - (r.duration_s - tj) / 4.0;
+    let joiners: Vec<_> = r.flows.iter().filter(|f| f.start_s > 1.0).collect();
+    let mut finals = 0.0;
+    let mut series: Vec<Vec<f64>> = Vec::new();
+    for f in &joiners {
+        let last: Vec<f64> = f
+            .rates
+            .iter()
+            .filter(|(t, _)| *t > tail)
+            .map(|x| x.1)
+            .collect();
+        finals += last.iter().sum::<f64>() / last.len().max(1) as f64;
+        series.push(
+            f.rates
+                .iter()
+                .filter(|(t, _)| *t > tj)
+                .map(|x| x.1)
+                .collect(),
+        );
+    }
+    // Windows are per flow (from its own start); align them on the last.
+    let n = series.iter().map(Vec::len).min()?;
+    if finals.is_nan() || finals <= 0.0 {
+        return None;
+    }
+    let peak = (0..n)
+        .map(|k| series.iter().map(|s| s[s.len() - n + k]).sum::<f64>())
+        .fold(0.0, f64::max);
+    Some((peak / finals - 1.0).max(0.0))
+}
+
 /// Scenario 2: MIRCC settles faster than RCP, with less overshoot.
+///
+/// Overshoot is compared on the joining flows as a group
+/// ([`joiners_overshoot`]), not as the worst single flow's worst window
+/// (the harness's `over%`, printed for reference). At 8 KB Data a 0.5 s
+/// window of one flow at its ~2.3 Mbit/s share holds ~18 Data, so one Data
+/// more or less is ±5.5 %, and flows that started a few tens of ms apart
+/// trade Data between adjacent windows; the single-flow maximum over three
+/// flows and ~45 windows then measures that jitter (measured: MIRCC 12-31 %,
+/// RCP 8-28 %, the same windows of each scheme swinging by 2 Data either
+/// way). The group's summed rate holds ~55 Data per window, and a peak in
+/// it is the joiners taking more than their new share together, the
+/// overshoot of MIRCC Fig. 3. Settling is the harness's: every flow within
+/// ±20 % of the equal share until the end.
 fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
+    show_arrival(mircc);
+    show_arrival(rcp);
     let mut e = Vec::new();
     let inf = f64::INFINITY;
     let (sm, sr) = (
         mircc.settling_s.unwrap_or(inf),
         rcp.settling_s.unwrap_or(inf),
     );
-    // Equal within one rate window counts as not faster.
-    if !(sm + RATE_WINDOW_S <= sr || (sm.is_finite() && sr.is_infinite())) {
+    // Equal within one rate window counts as not faster; MIRCC must settle.
+    if !(sm.is_finite() && (sm + RATE_WINDOW_S <= sr || sr.is_infinite())) {
         e.push(format!(
             "mircc settling {sm:.1} s is not faster than rcp's {sr:.1} s"
         ));
     }
-    let (om, or) = (mircc.overshoot.unwrap_or(inf), rcp.overshoot.unwrap_or(inf));
-    // One Data more per 0.5 s window is ~5% at these rates: differences
-    // below that are measurement noise, not more overshoot.
-    if om > or + 0.05 {
+    let (om, or) = (
+        joiners_overshoot(mircc).unwrap_or(inf),
+        joiners_overshoot(rcp).unwrap_or(inf),
+    );
+    println!(
+        "joiners' overshoot: mircc {:.1}%, rcp {:.1}%",
+        om * 100.0,
+        or * 100.0
+    );
+    // One Data more per 0.5 s window of the three joiners is ~2 %; MIRCC
+    // must stay below RCP, with that much room for noise.
+    if om > or + 0.02 {
         e.push(format!(
-            "mircc overshoot {:.0}% is above rcp's {:.0}%",
+            "mircc joiners' overshoot {:.1}% is not below rcp's {:.1}%",
             om * 100.0,
             or * 100.0
         ));
@@ -392,9 +497,14 @@ case!(arrival_rcp, "arrival", "rcp", check_arrival);
 case!(arrival_mircc, "arrival", "mircc", check_arrival);
 
 #[test]
-#[ignore = "1 pass in 3 runs: MIRCC settles in 1.0-1.5 s (once never: a late 0.5 s window out of band), \
-RCP never or at 15.5 s (its queue term holds each flow at 1.9-2.07 Mbit/s, the band's edge); \
-overshoot MIRCC 15-25% vs RCP 8-28% (joiners burst at the pre-join rate for one 100 ms period)"]
+// Measured (CI length, 24 s per scheme, machine shared with other
+// builds): 7 passes in 8 runs, the last 5 in a row; MIRCC settles in
+// 0.5-1.0 s (once 11.9 s and once 15.0 s: one late window where all four
+// flows dipped together to 1.95 Mbit/s; once never: a late window out of
+// band, the failing run), RCP never (its flows hold 1.9 Mbit/s, under the
+// band); joiners' group overshoot MIRCC 8.8-16.6 % vs RCP 10.1-24.9 %,
+// MIRCC lower in 7 runs, once 0.6 points above (inside the 2 % noise).
+#[ignore = "passed 7 of 8 real runs (a late 0.5 s window out of band makes MIRCC never settle about once in 8): too flaky for CI; run with --ignored"]
 fn arrival_mircc_settles_faster_than_rcp() {
     let (Some(m), Some(r)) = (
         run_case("arrival", "mircc", full_mode()),

@@ -578,3 +578,52 @@ fn sigint_stops_the_fetch_and_flushes_stats_and_logs() {
     let st = assert_clean_stop(status, &summary, &paths, &body, "sigint", 130);
     assert!(st["elapsed_s"].as_f64().unwrap() > 0.5, "{st}");
 }
+
+/// A rate scheme behind a forwarder that stamps no rate (scheme `none`)
+/// falls back to AIMD after a few unstamped Data and says so once: 4 MB
+/// complete within the bound, where the paper's initial rate (80 kbit/s)
+/// would need ~400 s.
+#[test]
+fn rate_scheme_without_stamps_falls_back_to_aimd() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_fwd, sock) = forwarder(dir.path(), "a", "[udp]\nenabled = false\n");
+    let input = dir.path().join("in.bin");
+    let body = content(4_000_000);
+    std::fs::write(&input, &body).unwrap();
+    for cc in ["rcp", "mircc", "qsccp"] {
+        let name = format!("/e2e/fallback/{cc}");
+        let _put = publish(&sock, &name, &input);
+        let out = dir.path().join(format!("out-{cc}.bin"));
+        // A file, not a pipe: `-v` logs more than a pipe buffer holds.
+        let log = dir.path().join(format!("icncat-{cc}.log"));
+        let mut child = Command::new(binary("icncat"))
+            .args(["--transport", &format!("unix://{}", sock.display()), &name])
+            .args(["--cc", cc, "-v", "-o"])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("{cc}: 4 MB not fetched within 60 s behind scheme none");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let status = child.wait().unwrap();
+        let err = std::fs::read_to_string(&log).unwrap();
+        assert!(status.success(), "{cc}: {err}");
+        assert!(
+            std::fs::read(&out).unwrap() == body,
+            "{cc}: content differs"
+        );
+        let said = err.matches("falling back to AIMD").count();
+        assert_eq!(said, 1, "{cc}: fallback announced {said} times\n{err}");
+        eprintln!(
+            "{cc}: 4 MB in {:.1} s behind scheme none",
+            t0.elapsed().as_secs_f64()
+        );
+    }
+}

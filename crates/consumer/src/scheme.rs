@@ -7,7 +7,7 @@
 
 use crate::feedback::{ips_to_wire, Reads};
 use crate::rate::RateSpec;
-use cc_core::aimd::AimdConfig;
+use cc_core::aimd::{Aimd, AimdConfig};
 use cc_core::ccc::CccConsumerConfig;
 use cc_core::cubic::CubicConfig;
 use cc_core::fixed::{FixedRateConfig, FixedWindowConfig};
@@ -233,6 +233,58 @@ enum Tag {
     },
 }
 
+/// Consecutive Data without the scheme's stamped rate after which a rate
+/// scheme falls back to a window law. Stamping forwarders stamp every Data
+/// they forward, so a few in a row mean the path has none (scheme `none`,
+/// another scheme, NFD or NDNts): without the fallback the consumer would
+/// stay at its initial rate (80 kbit/s) forever.
+pub const RATE_FALLBACK_AFTER_DATA: u32 = 3;
+
+/// The window law a rate scheme (rcp, mircc, qsccp) runs while the network
+/// stamps no rate: ndnget's AIMD on timeouts, congestion Nacks and marks.
+/// The first stamped rate hands control back to the rate law.
+#[derive(Debug, Clone)]
+struct RateFallback {
+    cfg: AimdConfig,
+    unstamped: u32,
+    window: Option<Aimd>,
+}
+
+impl RateFallback {
+    fn stamped(kind: LawKind, fb: &DataFeedback) -> bool {
+        match kind {
+            LawKind::Qsccp => fb.target_rate_bps.is_some(),
+            _ => fb.primary_rate_bps.is_some(),
+        }
+    }
+
+    /// Counts one Data; switches the window on or off.
+    fn on_data(&mut self, kind: LawKind, now: Timestamp, fb: &DataFeedback) {
+        if Self::stamped(kind, fb) {
+            self.unstamped = 0;
+            if self.window.take().is_some() {
+                tracing::warn!(
+                    scheme = kind.name(),
+                    "stamped rate arrived: back to the rate law"
+                );
+            }
+            return;
+        }
+        self.unstamped = self.unstamped.saturating_add(1);
+        if self.window.is_none() && self.unstamped >= RATE_FALLBACK_AFTER_DATA {
+            tracing::warn!(
+                scheme = kind.name(),
+                data = self.unstamped,
+                "no stamped rate from the network: falling back to AIMD until one arrives"
+            );
+            self.window = Some(Aimd::new(self.cfg));
+        }
+        if let Some(w) = self.window.as_mut() {
+            w.on_data(now, fb);
+        }
+    }
+}
+
 /// Most steering hints remembered for outstanding segments.
 const MAX_HINTS: usize = 1 << 17;
 
@@ -246,6 +298,8 @@ pub struct Scheme {
     tag: Tag,
     /// Measured Data size, announced in CCC/QSCCP Interests.
     data_size: DataSizeEstimate,
+    /// Rate schemes only: the window law used while no rate is stamped.
+    fallback: Option<RateFallback>,
 }
 
 impl Scheme {
@@ -296,7 +350,24 @@ impl Scheme {
             reads,
             tag,
             data_size: DataSizeEstimate::new(opts.initial_data_size_bytes, 0.125),
+            fallback: matches!(opts.kind, LawKind::Rcp | LawKind::Mircc | LawKind::Qsccp).then(
+                || RateFallback {
+                    cfg: cfg.aimd,
+                    unstamped: 0,
+                    window: None,
+                },
+            ),
         }
+    }
+
+    /// Whether a rate scheme currently runs its AIMD fallback because the
+    /// network stamps no rate ([`RATE_FALLBACK_AFTER_DATA`]).
+    pub fn rate_fallback_active(&self) -> bool {
+        self.fallback.as_ref().is_some_and(|f| f.window.is_some())
+    }
+
+    fn fallback_window(&mut self) -> Option<&mut Aimd> {
+        self.fallback.as_mut().and_then(|f| f.window.as_mut())
     }
 
     /// The scheme `--cc` named.
@@ -369,10 +440,17 @@ impl Scheme {
 impl ConsumerLaw for Scheme {
     fn on_interest_sent(&mut self, now: Timestamp, retransmission: bool) {
         self.law.on_interest_sent(now, retransmission);
+        if let Some(w) = self.fallback_window() {
+            w.on_interest_sent(now, retransmission);
+        }
     }
 
     fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
         self.data_size.sample(fb.data_size_bytes);
+        let kind = self.kind;
+        if let Some(f) = self.fallback.as_mut() {
+            f.on_data(kind, now, fb);
+        }
         match (&mut self.law, &mut self.tag) {
             (AnyConsumerLaw::Mircc(m), Tag::Mircc { hints }) => {
                 // The hint this consumer sent leads onto the Data's path; a
@@ -387,17 +465,30 @@ impl ConsumerLaw for Scheme {
 
     fn on_nack(&mut self, now: Timestamp, fb: &NackFeedback) {
         self.law.on_nack(now, fb);
+        if let Some(w) = self.fallback_window() {
+            w.on_nack(now, fb);
+        }
     }
 
     fn on_timeout(&mut self, now: Timestamp) {
         self.law.on_timeout(now);
+        if let Some(w) = self.fallback_window() {
+            w.on_timeout(now);
+        }
     }
 
     fn limit(&self) -> SendLimit {
-        self.law.limit()
+        match self.fallback.as_ref().and_then(|f| f.window.as_ref()) {
+            Some(w) => w.limit(),
+            None => self.law.limit(),
+        }
     }
 }
 
 #[cfg(test)]
 #[path = "scheme_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "scheme_fallback_tests.rs"]
+mod fallback_tests;

@@ -2,7 +2,8 @@
 //! long flow, then three flows join at once. The bottleneck's stamped rate
 //! R(t) (`FaceInfo::cc.primary_rate_bps`, refreshed every period T) must
 //! move to the new fair share ηC/4; MIRCC must get there faster and with
-//! less overshoot than RCP (same T = 100 ms, same engine, same consumers).
+//! less overshoot than RCP (same T = 100 ms, which a MIRCC face ends early
+//! once when the input exceeds 1.5·C; same engine, same consumers).
 //!
 //! ```text
 //!  consumers ─ N0 ─(100 Mbit/s)─ N1 ─(10 Mbit/s)─ N2 ─(100 Mbit/s)─ N3 ─ producer

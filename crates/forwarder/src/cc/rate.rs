@@ -21,6 +21,11 @@ use icn_tlv::{CcFields, TrafficClass};
 use super::config::{CcConfig, CcScheme};
 use crate::engine::{CcFaceStatus, HookDequeue, InterestAdmission, OutPacket};
 
+/// Input above this multiple of the capacity since the last update ends a
+/// MIRCC period early ([`RateFace::arrival_burst`]). Paced flows at η·C
+/// never reach it; flows that joined at the pre-arrival rate do.
+const ARRIVAL_INPUT_FACTOR: f64 = 1.5;
+
 /// Rate state of one face (the stamping rate applies to Data returning on it).
 pub(crate) struct RateFace {
     dual: bool,
@@ -34,6 +39,9 @@ pub(crate) struct RateFace {
     default_rtt: Duration,
     /// The control period T, also the floor's time base.
     period: Duration,
+    /// The current MIRCC period was already cut short by an arrival burst.
+    cut_short: bool,
+    capacity_bps: f64,
 }
 
 /// The cc-core link-law parameters of `cfg`.
@@ -83,10 +91,13 @@ impl RateFace {
             rtt_gain: m.rtt_gain,
             default_rtt: m.default_rtt,
             period: cfg.period(),
+            cut_short: false,
+            capacity_bps,
         }
     }
 
     pub(crate) fn set_capacity(&mut self, c: f64) {
+        self.capacity_bps = c;
         self.law.set_capacity(c);
         self.shaper.set_capacity(c);
     }
@@ -143,6 +154,7 @@ impl RateFace {
             TrafficClass::Primary => cc_core::mircc::TrafficClass::Primary,
             TrafficClass::Secondary => cc_core::mircc::TrafficClass::Secondary,
         };
+        self.end_period_on_arrival(now);
         match self.shaper.enqueue(now, pkt, class, size) {
             ShaperVerdict::Queued => InterestAdmission::Queued,
             ShaperVerdict::QueuedEvicting(victim) => InterestAdmission::QueuedEvicting {
@@ -199,10 +211,57 @@ impl RateFace {
         self.law.next_update()
     }
 
+    /// MIRCC only: whether the input since the last update shows flows
+    /// arriving, so the period ends now instead of at T. MIRCC §3.1.2 wants
+    /// T "as short as possible, and no greater than RTT", limited only by
+    /// lumpy measurements; N̂ = max(C, y)/R (eq. 2) sees new flows in y(t).
+    /// With T = 100 ms above the RTT, new flows that took the pre-arrival
+    /// rate from their first Data send at it until the period ends. Input
+    /// above 1.5 times the capacity over at least a quarter period and four
+    /// Data serialisations is no lumpiness, so the period ends there, at
+    /// most once per period: the next one must leave the flows an RTT to
+    /// hear the new rate, or N̂ would count them twice.
+    fn arrival_burst(&self, now: Timestamp) -> bool {
+        if !self.dual || self.cut_short {
+            return false;
+        }
+        let (next, c) = (self.law.next_update(), self.capacity_bps);
+        let Some(data_bytes) = self.inflation.data_bytes() else {
+            return false;
+        };
+        if next == Timestamp::ZERO || c.is_nan() || c <= 0.0 {
+            return false;
+        }
+        let last = next - self.period;
+        let elapsed = now.saturating_since(last).as_secs_f64();
+        let min_s = (self.period.as_secs_f64() / 4.0).max(4.0 * data_bytes * 8.0 / c);
+        if elapsed < min_s {
+            return false;
+        }
+        let y_bps = self.primary_bytes.saturating_add(self.secondary_bytes) as f64 * 8.0 / elapsed;
+        y_bps > ARRIVAL_INPUT_FACTOR * c
+    }
+
+    /// Ends the period now if [`Self::arrival_burst`]; whether it did.
+    fn end_period_on_arrival(&mut self, now: Timestamp) -> bool {
+        if !self.arrival_burst(now) {
+            return false;
+        }
+        self.update(now);
+        self.cut_short = true;
+        true
+    }
+
     pub(crate) fn handle_timeout(&mut self, now: Timestamp) {
         if now < self.law.next_update() {
             return;
         }
+        self.cut_short = false;
+        self.update(now);
+    }
+
+    /// Ends the current period: one step of the link law.
+    fn update(&mut self, now: Timestamp) {
         let rtt = self.srtt();
         let sample = LinkSample {
             primary_bytes: core::mem::take(&mut self.primary_bytes),
@@ -256,6 +315,58 @@ mod tests {
     }
 
     const FLOOR_BPS: f64 = 8100.0 * 8.0 / 0.1;
+
+    /// A face of `scheme` on 10 Mbit/s, one period in, one Data seen.
+    fn settled(scheme: CcScheme) -> (RateFace, Timestamp) {
+        let cfg = CcConfig {
+            scheme,
+            ..CcConfig::default()
+        };
+        let t0 = Timestamp::ZERO;
+        let mut f = RateFace::new(scheme, &cfg, 10e6, t0);
+        f.handle_timeout(t0);
+        f.on_data(t0, 8100, Some(Duration::from_millis(20)));
+        let t1 = t0 + cfg.period();
+        f.primary_bytes = (9.5e6 * 0.1 / 8.0) as u64;
+        f.handle_timeout(t1);
+        (f, t1)
+    }
+
+    /// Bytes of `bps` over `ms`.
+    fn bytes(bps: f64, ms: u64) -> u64 {
+        (bps * ms as f64 / 1e3 / 8.0) as u64
+    }
+
+    #[test]
+    fn mircc_ends_a_period_early_once_when_flows_arrive() {
+        let (mut f, t1) = settled(CcScheme::Mircc);
+        let r0 = f.law.rates().primary_bps;
+        // Paced input at η·C never ends a period early.
+        f.primary_bytes = bytes(9.5e6, 50);
+        assert!(!f.end_period_on_arrival(t1 + Duration::from_millis(50)));
+        // Three flows joined at the old rate: 4·η·C, but a quarter period
+        // must pass before the input is believed.
+        f.primary_bytes = bytes(38e6, 20);
+        assert!(!f.end_period_on_arrival(t1 + Duration::from_millis(20)));
+        f.primary_bytes = bytes(38e6, 30);
+        assert!(f.end_period_on_arrival(t1 + Duration::from_millis(30)));
+        let r1 = f.law.rates().primary_bps;
+        assert!(r1 < 0.9 * r0, "{r0} -> {r1}");
+        // Once per period: the flows need an RTT to hear the new rate.
+        f.primary_bytes = bytes(38e6, 40);
+        assert!(!f.end_period_on_arrival(t1 + Duration::from_millis(70)));
+        // The regular update re-arms it.
+        f.handle_timeout(t1 + Duration::from_millis(130));
+        f.primary_bytes = bytes(38e6, 30);
+        assert!(f.end_period_on_arrival(t1 + Duration::from_millis(160)));
+    }
+
+    #[test]
+    fn rcp_keeps_its_period() {
+        let (mut f, t1) = settled(CcScheme::Rcp);
+        f.primary_bytes = bytes(38e6, 30);
+        assert!(!f.end_period_on_arrival(t1 + Duration::from_millis(30)));
+    }
 
     #[test]
     fn rcp_collapse_stops_at_one_measured_data_per_period() {
