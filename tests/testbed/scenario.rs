@@ -68,6 +68,9 @@ pub struct Scenario {
     /// Content bytes per Data (`icnput --segment-size`), per scheme; schemes
     /// not listed use icnput's default, 8000 (see `segment_bytes_for`).
     pub segment_bytes: BTreeMap<String, u32>,
+    /// CI-subset length per scheme, overriding `ci_duration_s` (at most
+    /// `duration_s`; see `ci_duration_for`).
+    pub ci_duration_s_by_scheme: BTreeMap<String, f64>,
     pub cc_period_ms: u64,
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
@@ -109,8 +112,9 @@ fn f64_or(obj: &Value, key: &str, default: f64, ctx: &str) -> Result<f64, String
     Ok(opt_f64(obj, key, ctx)?.unwrap_or(default))
 }
 
-const KNOWN_TOP: [&str; 11] = [
+const KNOWN_TOP: [&str; 12] = [
     "segment_bytes",
+    "ci_duration_s_by_scheme",
     "settle_to",
     "name",
     "title",
@@ -134,24 +138,30 @@ fn check_keys(obj: &Value, known: &[&str], ctx: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `[segment_bytes]`: a table from scheme name to Data content bytes.
-fn parse_segment_bytes(v: &Value) -> Result<BTreeMap<String, u32>, String> {
+/// A per-scheme table (`[segment_bytes]`, `[ci_duration_s_by_scheme]`):
+/// scheme name = number within `range`.
+fn parse_scheme_table(
+    v: &Value,
+    key: &str,
+    range: std::ops::RangeInclusive<f64>,
+) -> Result<BTreeMap<String, f64>, String> {
     let mut out = BTreeMap::new();
-    let Some(t) = v.get("segment_bytes") else {
+    let Some(t) = v.get(key) else {
         return Ok(out);
     };
     let t = t
         .as_object()
-        .ok_or("segment_bytes must be a table of scheme = bytes")?;
+        .ok_or(format!("{key} must be a table of scheme = number"))?;
     for (k, x) in t {
         if !SCHEMES.contains(&k.as_str()) {
-            return Err(format!("segment_bytes: unknown scheme `{k}`"));
+            return Err(format!("{key}: unknown scheme `{k}`"));
         }
-        let b = x
-            .as_f64()
-            .filter(|b| (100.0..=60_000.0).contains(b))
-            .ok_or(format!("segment_bytes.{k} must be 100..=60000"))?;
-        out.insert(k.clone(), b as u32);
+        let n = x.as_f64().filter(|n| range.contains(n)).ok_or(format!(
+            "{key}.{k} must be {}..={}",
+            range.start(),
+            range.end()
+        ))?;
+        out.insert(k.clone(), n);
     }
     Ok(out)
 }
@@ -161,6 +171,15 @@ impl Scenario {
     /// unless `[segment_bytes]` names the scheme).
     pub fn segment_bytes_for(&self, scheme: &str) -> u32 {
         self.segment_bytes.get(scheme).copied().unwrap_or(8000)
+    }
+
+    /// Length of `scheme`'s run in the CI subset: `ci_duration_s` unless
+    /// `[ci_duration_s_by_scheme]` names the scheme.
+    pub fn ci_duration_for(&self, scheme: &str) -> f64 {
+        self.ci_duration_s_by_scheme
+            .get(scheme)
+            .copied()
+            .unwrap_or(self.ci_duration_s)
     }
 
     pub fn load(path: &Path) -> Result<Scenario, String> {
@@ -201,7 +220,12 @@ impl Scenario {
             .collect::<Result<_, _>>()?;
         let none_window = f64_or(&v, "none_window", 256.0, "scenario")? as u32;
         let cc_period_ms = f64_or(&v, "cc_period_ms", 100.0, "scenario")? as u64;
-        let segment_bytes = parse_segment_bytes(&v)?;
+        let segment_bytes = parse_scheme_table(&v, "segment_bytes", 100.0..=60_000.0)?
+            .into_iter()
+            .map(|(k, b)| (k, b as u32))
+            .collect();
+        let ci_duration_s_by_scheme =
+            parse_scheme_table(&v, "ci_duration_s_by_scheme", 1.0..=duration_s)?;
 
         let mut nodes = Vec::new();
         for (i, n) in arr(&v, "node").iter().enumerate() {
@@ -350,6 +374,7 @@ impl Scenario {
             schemes,
             none_window,
             segment_bytes,
+            ci_duration_s_by_scheme,
             cc_period_ms,
             nodes,
             links,
@@ -520,5 +545,25 @@ mod tests {
         assert!(Scenario::parse(&bad).unwrap_err().contains("tcp"));
         let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 10\n[cc_qsccp]");
         assert!(Scenario::parse(&bad).is_err());
+    }
+
+    #[test]
+    fn ci_duration_is_per_scheme_within_the_full_length() {
+        let s = Scenario::parse(DIAMOND).unwrap();
+        assert_eq!(s.ci_duration_for("wincm"), s.ci_duration_s);
+        let t = DIAMOND.replace(
+            "[cc_qsccp]",
+            "[ci_duration_s_by_scheme]\nwincm = 20\n[cc_qsccp]",
+        );
+        let s = Scenario::parse(&t).unwrap();
+        assert_eq!(s.ci_duration_for("wincm"), 20.0);
+        assert_eq!(s.ci_duration_for("mircc"), s.ci_duration_s);
+        let t = DIAMOND.replace(
+            "[cc_qsccp]",
+            "[ci_duration_s_by_scheme]\nwincm = 999\n[cc_qsccp]",
+        );
+        assert!(Scenario::parse(&t)
+            .unwrap_err()
+            .contains("ci_duration_s_by_scheme.wincm"));
     }
 }
