@@ -23,9 +23,22 @@
 //! Rates are expected Data rates (bit/s): offered Interests count their Dsz.
 //! A flow that offered nothing in a period and has an empty queue is
 //! forgotten, as in the authors' code.
+//!
+//! Cost: the period end makes one pass over the live flows (expiry and the
+//! eq. 5/7 sums, which need every flow's demand) and freezes the per-class
+//! aggregates of eq. 8 in a [`Frozen`]. Eqs. 8-9 of each flow, which need
+//! only those aggregates and the flow's own line, run when the flow is next
+//! touched ([`settle`]: its next Interest, its next dequeue, a query, or at
+//! the latest the next period end); the result is the same as computing
+//! them at the period end, because nothing a flow's update reads changes
+//! before it runs. The one exception is φ, which feeds the next period's
+//! Σ w·φ: the flows whose φ may change this period (g one step from λ or
+//! from 0) are settled at the period end, as are all flows in the authors'
+//! variant (its σ needs the queue length at the period end).
 
 use super::class::ServiceClass;
-use super::flows::quantum;
+use super::config::QsccpConfig;
+use super::flows::{quantum, Flow};
 use super::scheduler::CdsScheduler;
 use crate::time::Timestamp;
 
@@ -61,6 +74,125 @@ struct ClassSums {
     high_weight: f64,
 }
 
+/// Per-class aggregates of the last closed period and the constants of
+/// eqs. 8-9: with a flow's own line they give its R, g and φ for that
+/// period, in a few multiplies.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Frozen {
+    /// B_c / Σ w·φ, so base^p = per_weight·w^p·φ^p (eqs. 2, 3).
+    per_weight: [f64; 8],
+    /// unused_c / Σ_H w (eq. 8), so a flow's share is one multiply.
+    unused_per_weight: [f64; 8],
+    /// 1 − `ds_rate_headroom` for DS classes, 1 for DT.
+    class_factor: [f64; 8],
+    /// 1 / period length, s⁻¹.
+    inv_dt: f64,
+    /// φ of a penalised flow.
+    pub(super) phi_pen: f64,
+    gamma: f64,
+    kappa: f64,
+    lambda: u8,
+    code: bool,
+    /// φ goes back to 1 when g reaches 0 (paper variant with `restore_phi`).
+    restore: bool,
+    quantum_bits: u32,
+    /// Per-flow virtual queue capacity (σ's denominator, authors' variant).
+    vq: f64,
+}
+
+impl Frozen {
+    /// No period closed yet: the constants only.
+    pub(super) fn new(cfg: &QsccpConfig) -> Self {
+        let code = cfg.variant == PecnVariant::AuthorsCode;
+        let h = cfg.ds_rate_headroom.clamp(0.0, 0.5);
+        Frozen {
+            per_weight: [0.0; 8],
+            unused_per_weight: [0.0; 8],
+            class_factor: core::array::from_fn(|c| if c < 3 { 1.0 - h } else { 1.0 }),
+            inv_dt: 0.0,
+            phi_pen: cfg.phi_penalty.clamp(1e-3, 1.0),
+            gamma: cfg.gamma,
+            kappa: cfg.kappa,
+            lambda: cfg.lambda.max(1),
+            code,
+            restore: cfg.restore_phi && !code,
+            quantum_bits: cfg.quantum_bits,
+            vq: f64::from(cfg.flow_queue_capacity.max(1)),
+        }
+    }
+}
+
+/// R of `f` for its period `f.epoch` before clamping (eq. 8; P8's σ and
+/// the DS headroom), and its offered rate y.
+#[inline]
+fn period_rate(frz: &Frozen, f: &Flow) -> (f64, f64) {
+    let c = f.class.index();
+    let phi = f.phi(frz.phi_pen);
+    let base = frz.per_weight[c] * (f.weight * phi);
+    let y = bits_f64(f.offered_bits) * frz.inv_dt;
+    let shares = if frz.code {
+        phi >= 1.0 && base > 0.0 && y / base > 0.8
+    } else {
+        phi >= 1.0 && f.greedy < frz.lambda && y >= frz.gamma * base
+    };
+    let mut r = base;
+    if shares {
+        r += frz.unused_per_weight[c] * f.weight;
+    }
+    if frz.code && phi >= 1.0 {
+        r *= queue_factor(f64::from(f.len) / frz.vq);
+    }
+    (r * frz.class_factor[c], y)
+}
+
+/// The R a flow stores: finite and non-negative.
+fn stored_rate(r: f64) -> f64 {
+    if r.is_finite() {
+        r.max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// Applies eqs. 8-9 of period `f.epoch` to `f` with that period's
+/// aggregates, and opens its next period.
+#[inline]
+pub(super) fn settle(frz: &Frozen, f: &mut Flow) {
+    let was_penalised = f.penalised;
+    let (r, y) = period_rate(frz, f);
+    if r > 0.0 {
+        if y > frz.kappa * r {
+            f.greedy = f.greedy.saturating_add(1).min(frz.lambda);
+            if f.greedy >= frz.lambda {
+                f.penalised = true;
+            }
+        } else {
+            f.greedy = f.greedy.saturating_sub(1);
+            if f.greedy == 0 && frz.restore {
+                f.penalised = false;
+            }
+        }
+    }
+    f.rate_bps = stored_rate(r);
+    f.has_rate = true;
+    f.offered_bits = 0;
+    f.epoch = f.epoch.wrapping_add(1);
+    if f.penalised != was_penalised {
+        // w changes recompute it in `set_flow_weight`.
+        f.quantum_bits = quantum(frz.quantum_bits, f.weight, f.phi(frz.phi_pen));
+    }
+}
+
+/// Whether [`settle`] may change φ of `f` (so the period end must run it):
+/// a penalty needs g to reach λ, a restore needs g to reach 0; the
+/// authors' σ needs the queue length at the period end.
+#[inline]
+fn settle_now(frz: &Frozen, f: &Flow) -> bool {
+    let penalty = !f.penalised && f.greedy.saturating_add(1) >= frz.lambda;
+    let restore = f.penalised && frz.restore && f.greedy <= 1;
+    frz.code || penalty || restore
+}
+
 impl<T> CdsScheduler<T> {
     /// Runs the PECN computation if a period has elapsed since the last one
     /// (`period_due_ns` is a lower bound of that instant: one compare per call).
@@ -74,18 +206,34 @@ impl<T> CdsScheduler<T> {
         }
     }
 
+    /// Settles the last period's update of flow `id` if still pending.
+    #[inline(always)]
+    pub(super) fn settle_flow(&mut self, id: u32) {
+        if let Some(f) = self.flows.get_mut(id as usize) {
+            if f.epoch != self.epoch {
+                settle(&self.frozen, f);
+            }
+        }
+    }
+
     /// The suggested target rate R of flow (class, prefix) at this face:
     /// TargetRate := min(TargetRate, R) on Data arriving here (eq. 11's u_k),
     /// DownstreamRate := min(DownstreamRate, R) on Interests sent here.
     pub fn flow_rate_bps(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
         let id = self.find(class, prefix)?;
-        self.flows[id as usize].rate()
+        let f = &self.flows[id as usize];
+        if f.epoch != self.epoch {
+            // Pending: what `settle` will store.
+            return Some(stored_rate(period_rate(&self.frozen, f).0));
+        }
+        f.has_rate.then_some(f.rate_bps)
     }
 
     /// Discount factor φ of a flow (1 = not penalised).
     pub fn flow_phi(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
         let id = self.find(class, prefix)?;
-        Some(self.pecn[id as usize].phi)
+        // A pending update never changes φ (`settle_now`).
+        Some(self.flows[id as usize].phi(self.frozen.phi_pen))
     }
 
     /// Capacity B_c given to `class` by the last period, bit/s.
@@ -93,7 +241,8 @@ impl<T> CdsScheduler<T> {
         self.class_capacity_bps[class.index()]
     }
 
-    /// Computes every flow's R now and starts a new measurement period.
+    /// Computes every flow's R now (settled lazily, see the module doc) and
+    /// starts a new measurement period.
     #[inline(never)]
     pub fn update_rates(&mut self, now: Timestamp) {
         let dt = now.saturating_since(self.last_period).as_secs_f64();
@@ -101,6 +250,109 @@ impl<T> CdsScheduler<T> {
             return;
         }
         let cfg = self.cfg;
+        let code = cfg.variant == PecnVariant::AuthorsCode;
+        let cap = self.class_capacities(dt);
+        self.class_capacity_bps = cap;
+
+        // Σ w·φ per class over the flows that stay (an offer this period or
+        // a queue) is kept up to date by the packet path.
+        let mut sums = [ClassSums::default(); 8];
+        // Per-flow work below multiplies only: a division per flow was most
+        // of the period's cost with 10^5 flows.
+        let inv_dt = 1.0 / dt;
+        let per_weight: [f64; 8] = core::array::from_fn(|c| {
+            let cls = &self.classes[c];
+            if cls.active_flows > 0 && cls.active_wphi > 0.0 {
+                cap[c] / cls.active_wphi
+            } else {
+                0.0
+            }
+        });
+        let lambda = cfg.lambda.max(1);
+        let pen = self.frozen.phi_pen;
+        // The next period's sums restart exact from the flows still queued.
+        let mut next_wphi = [0.0f64; 8];
+        let mut next_flows = [0u32; 8];
+        self.boundary.clear();
+        // One pass: expiry, demand classification and consumed bandwidth
+        // (eqs. 5, 7). Dead slots cost a tag byte, not a flow line.
+        let mut live = self.index.live_slots();
+        while let Some(id) = live.next(&self.index) {
+            let Some(f) = self.flows.get_mut(id) else {
+                continue;
+            };
+            if f.epoch != self.epoch {
+                // Untouched since the last period end: settle that period
+                // first (its aggregates are still frozen); nothing offered since.
+                settle(&self.frozen, f);
+            }
+            if f.offered_bits == 0 && f.len == 0 {
+                self.remove_flow(id as u32);
+                continue;
+            }
+            let c = f.class.index();
+            let phi = f.phi(pen);
+            let base = per_weight[c] * (f.weight * phi);
+            let y = bits_f64(f.offered_bits) * inv_dt;
+            let greedy = !code && f.greedy >= lambda;
+            let high = if code {
+                y > base - CODE_DEMAND_MARGIN_BPS
+            } else {
+                y >= cfg.gamma * base
+            };
+            let s = &mut sums[c];
+            if greedy || high {
+                s.consumed += base;
+            } else {
+                s.consumed += y;
+            }
+            if high && !greedy && phi >= 1.0 {
+                s.high_weight += f.weight;
+            }
+            if f.len > 0 {
+                next_flows[c] += 1;
+            }
+            if settle_now(&self.frozen, f) {
+                self.boundary.push(id as u32);
+            } else if f.len > 0 {
+                next_wphi[c] += f.weight * phi;
+            }
+        }
+        let unused_per_weight: [f64; 8] = core::array::from_fn(|c| {
+            let s = sums[c];
+            if s.high_weight > 0.0 {
+                (cap[c] - s.consumed).max(0.0) / s.high_weight
+            } else {
+                0.0
+            }
+        });
+        self.frozen.per_weight = per_weight;
+        self.frozen.unused_per_weight = unused_per_weight;
+        self.frozen.inv_dt = inv_dt;
+        // Flows whose φ may change are settled now: the next period's Σ w·φ
+        // needs their new φ.
+        for i in 0..self.boundary.len() {
+            let Some(f) = self.flows.get_mut(self.boundary[i] as usize) else {
+                continue;
+            };
+            settle(&self.frozen, f);
+            if f.len > 0 {
+                next_wphi[f.class.index()] += f.weight * f.phi(pen);
+            }
+        }
+        for (c, cls) in self.classes.iter_mut().enumerate() {
+            cls.offered_bits = 0;
+            cls.active_wphi = next_wphi[c];
+            cls.active_flows = next_flows[c];
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        self.interest_in_bits = 0;
+        self.last_period = now;
+    }
+
+    /// B_c of every class for a period of `dt` seconds (eqs. 1, 4, 6, P3).
+    fn class_capacities(&self, dt: f64) -> [f64; 8] {
+        let cfg = &self.cfg;
         let code = cfg.variant == PecnVariant::AuthorsCode;
         let link = cfg.eta * cfg.capacity_bps as f64;
         let b_prime = (link - self.interest_in_bits as f64 / dt).max(0.0);
@@ -159,122 +411,7 @@ impl<T> CdsScheduler<T> {
                 }
             }
         }
-        self.class_capacity_bps = cap;
-
-        // Σ w·φ per class over the flows that stay (an offer this period or
-        // a queue) is kept up to date by the packet path, so two passes
-        // suffice: expiry with demand classification, then the rates.
-        let mut sums = [ClassSums::default(); 8];
-        // Per-flow passes below multiply only: a division per flow and pass
-        // was most of the period's cost with 10^5 flows.
-        let inv_dt = 1.0 / dt;
-        let per_weight: [f64; 8] = core::array::from_fn(|c| {
-            let cls = &self.classes[c];
-            if cls.active_flows > 0 && cls.active_wphi > 0.0 {
-                cap[c] / cls.active_wphi
-            } else {
-                0.0
-            }
-        });
-        let base_of = |c: usize, w: f64, phi: f64| per_weight[c] * (w * phi);
-        let lambda = cfg.lambda.max(1);
-        // Flow expiry, demand classification and consumed bandwidth (eqs. 5, 7).
-        for id in 0..self.flows.len() {
-            let f = &self.flows[id];
-            if !f.live {
-                continue;
-            }
-            if f.offered_bits == 0 && f.len == 0 {
-                self.remove_flow(id as u32);
-                continue;
-            }
-            let (f, p) = (&self.flows[id], &self.pecn[id]);
-            let c = f.class.index();
-            let base = base_of(c, p.weight, p.phi);
-            let y = bits_f64(f.offered_bits) * inv_dt;
-            let greedy = !code && p.greedy >= lambda;
-            let high = if code {
-                y > base - CODE_DEMAND_MARGIN_BPS
-            } else {
-                y >= cfg.gamma * base
-            };
-            let s = &mut sums[c];
-            if greedy || high {
-                s.consumed += base;
-            } else {
-                s.consumed += y;
-            }
-            if high && !greedy && p.phi >= 1.0 {
-                s.high_weight += p.weight;
-            }
-        }
-        // Suggested rates (eq. 8) and the discount factor (eq. 9); the next
-        // period's sums restart exact from the flows still queued.
-        let mut next_wphi = [0.0f64; 8];
-        let mut next_flows = [0u32; 8];
-        let vq = f64::from(cfg.flow_queue_capacity.max(1));
-        // unused_c / Σ_H w per class (eq. 8), so a flow's share is one multiply.
-        let unused_per_weight: [f64; 8] = core::array::from_fn(|c| {
-            let s = sums[c];
-            if s.high_weight > 0.0 {
-                (cap[c] - s.consumed).max(0.0) / s.high_weight
-            } else {
-                0.0
-            }
-        });
-        let live = self.flows.iter_mut().zip(self.pecn.iter_mut());
-        for (f, p) in live.filter(|(f, _)| f.live) {
-            let c = f.class.index();
-            let base = base_of(c, p.weight, p.phi);
-            let y = bits_f64(f.offered_bits) * inv_dt;
-            let phi_before = p.phi;
-            let shares = if code {
-                p.phi >= 1.0 && base > 0.0 && y / base > 0.8
-            } else {
-                p.phi >= 1.0 && p.greedy < lambda && y >= cfg.gamma * base
-            };
-            let mut r = base;
-            if shares {
-                r += unused_per_weight[c] * p.weight;
-            }
-            if code && p.phi >= 1.0 {
-                r *= queue_factor(f64::from(f.len) / vq);
-            }
-            if f.class.is_delay_sensitive() {
-                r *= 1.0 - cfg.ds_rate_headroom.clamp(0.0, 0.5);
-            }
-            if r > 0.0 {
-                if y > cfg.kappa * r {
-                    p.greedy = (p.greedy + 1).min(lambda);
-                    if p.greedy >= lambda {
-                        p.phi = cfg.phi_penalty.clamp(1e-3, 1.0);
-                    }
-                } else {
-                    p.greedy = p.greedy.saturating_sub(1);
-                    if p.greedy == 0 && cfg.restore_phi && !code {
-                        p.phi = 1.0;
-                    }
-                }
-            }
-            f.rate_bps = if r.is_finite() { r.max(0.0) } else { 0.0 };
-            f.has_rate = true;
-            f.offered_bits = 0;
-            if p.phi != phi_before {
-                // w changes recompute it in `set_flow_weight`.
-                f.quantum_bits = quantum(cfg.quantum_bits, p);
-            }
-            if f.len > 0 {
-                next_wphi[c] += p.weight * p.phi;
-                next_flows[c] += 1;
-            }
-        }
-        for (c, cls) in self.classes.iter_mut().enumerate() {
-            cls.offered_bits = 0;
-            cls.active_wphi = next_wphi[c];
-            cls.active_flows = next_flows[c];
-        }
-        self.interest_in_bits = 0;
-        self.last_period = now;
+        cap
     }
 }
 
@@ -442,10 +579,11 @@ mod tests {
     /// Σ w·φ and count of the flows active this period, summed afresh.
     fn recount<T>(s: &CdsScheduler<T>) -> [(f64, u32); 8] {
         let mut out = [(0.0, 0u32); 8];
-        for (f, p) in s.flows.iter().zip(&s.pecn) {
-            if f.live && (f.offered_bits > 0 || f.len > 0) {
+        for f in &s.flows {
+            let offered = f.epoch == s.epoch && f.offered_bits > 0;
+            if f.live && (offered || f.len > 0) {
                 let o = &mut out[f.class.index()];
-                o.0 += p.weight * p.phi;
+                o.0 += f.weight * f.phi(s.frozen.phi_pen);
                 o.1 += 1;
             }
         }

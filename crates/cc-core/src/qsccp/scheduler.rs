@@ -27,7 +27,8 @@
 
 use super::class::ServiceClass;
 pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
-use super::flows::{self, quantum, Arena, Flow, FlowHasher, FlowPecn, TagIndex};
+use super::flows::{self, quantum, Arena, Flow, FlowHasher, TagIndex};
+use super::pecn::{settle, Frozen};
 use super::ring::Ring;
 use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
@@ -118,9 +119,8 @@ pub struct CdsScheduler<T> {
     pub(super) cfg: QsccpConfig,
     pub(super) classes: [Class; 8],
     /// The flow table: slot `i` holds a flow iff `index` says it is live
-    /// (`flows[i].live` agrees); `pecn` is parallel, off the packet path.
+    /// (`flows[i].live` agrees).
     pub(super) flows: Vec<Flow>,
-    pub(super) pecn: Vec<FlowPecn>,
     pub(super) hasher: FlowHasher,
     pub(super) index: TagIndex,
     arena: Arena<T>,
@@ -149,6 +149,13 @@ pub struct CdsScheduler<T> {
     /// period check is one integer compare.
     pub(super) period_due_ns: u64,
     pub(super) class_capacity_bps: [f64; 8],
+    /// Current PECN period (wrapping); a flow whose `epoch` is the one
+    /// before has that period's update pending (`pecn.rs`).
+    pub(super) epoch: u16,
+    /// Aggregates of the last closed period, for pending updates.
+    pub(super) frozen: Frozen,
+    /// Flows the period end settles at once (reused buffer).
+    pub(super) boundary: Vec<u32>,
     stats: CdsStats,
 }
 
@@ -164,7 +171,6 @@ impl<T> CdsScheduler<T> {
             cfg,
             classes: Default::default(),
             flows: Vec::new(),
-            pecn: Vec::new(),
             hasher: FlowHasher::new(hash_seed),
             index: TagIndex::default(),
             arena: Arena::default(),
@@ -196,6 +202,9 @@ impl<T> CdsScheduler<T> {
             last_period: now,
             period_due_ns: 0,
             class_capacity_bps: [0.0; 8],
+            epoch: 0,
+            frozen: Frozen::new(&cfg),
+            boundary: Vec::new(),
             stats: CdsStats::default(),
         };
         s.set_period_due();
@@ -247,13 +256,15 @@ impl<T> CdsScheduler<T> {
     pub fn set_flow_weight(&mut self, class: ServiceClass, prefix: u64, weight: f64) -> bool {
         match self.find(class, prefix) {
             Some(id) if weight.is_finite() && weight > 0.0 => {
-                let p = &mut self.pecn[id as usize];
+                // The pending update uses the weight of its period.
+                self.settle_flow(id);
                 let f = &mut self.flows[id as usize];
+                let phi = f.phi(self.frozen.phi_pen);
                 if f.offered_bits != 0 || f.len != 0 {
-                    self.classes[class.index()].active_wphi += (weight - p.weight) * p.phi;
+                    self.classes[class.index()].active_wphi += (weight - f.weight) * phi;
                 }
-                p.weight = weight;
-                f.quantum_bits = quantum(self.cfg.quantum_bits, p);
+                f.weight = weight;
+                f.quantum_bits = quantum(self.cfg.quantum_bits, weight, phi);
                 true
             }
             _ => false,
@@ -303,13 +314,14 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowTableFull,
             });
         };
+        if flow.epoch != self.epoch {
+            settle(&self.frozen, flow);
+        }
         if flow.offered_bits == 0 && flow.len == 0 {
             // First offer of an idle flow this period: it joins the sums.
-            if let Some(p) = self.pecn.get(id as usize) {
-                let cls = &mut self.classes[c];
-                cls.active_wphi += p.weight * p.phi;
-                cls.active_flows += 1;
-            }
+            let cls = &mut self.classes[c];
+            cls.active_wphi += flow.weight * flow.phi(self.frozen.phi_pen);
+            cls.active_flows += 1;
         }
         flow.offered_bits += u64::from(size);
         if flow.len >= self.cfg.flow_queue_capacity {
@@ -584,8 +596,11 @@ impl<T> CdsScheduler<T> {
             *r = 0;
         }
         let flow = self.flows.get_mut(id as usize)?;
+        if flow.epoch != self.epoch {
+            settle(&self.frozen, flow);
+        }
         let q = flows::pop(&mut self.arena, flow)?;
-        let out = (q, flow.class, flow.prefix, flow.rate());
+        let out = (q, flow.class, flow.prefix, flow.has_rate.then_some(flow.rate_bps));
         flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
         let cls = &mut self.classes[c];
         if flow.len == 0 {
@@ -594,10 +609,8 @@ impl<T> CdsScheduler<T> {
             cls.active.pop_front();
             if flow.offered_bits == 0 {
                 // Drained a backlog of past periods: idle again.
-                if let Some(p) = self.pecn.get(id as usize) {
-                    cls.active_wphi -= p.weight * p.phi;
-                    cls.active_flows -= 1;
-                }
+                cls.active_wphi -= flow.weight * flow.phi(self.frozen.phi_pen);
+                cls.active_flows -= 1;
             }
         }
         cls.queued -= 1;
