@@ -531,6 +531,14 @@ mod tests {
                 let i = t.find(h(key), key);
                 prop_assert!(i.is_some_and(|i| t.idx.is_live(i as usize)));
             }
+            // The period's cursor visits exactly the live slots, in order.
+            let mut cursor = t.idx.live_slots();
+            let mut seen = Vec::new();
+            while let Some(i) = cursor.next(&t.idx) {
+                seen.push(i);
+            }
+            let live: Vec<usize> = (0..t.idx.slots()).filter(|&i| t.idx.is_live(i)).collect();
+            prop_assert_eq!(seen, live);
         }
     }
 }
