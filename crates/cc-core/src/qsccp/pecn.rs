@@ -122,27 +122,39 @@ impl Frozen {
     }
 }
 
-/// R of `f` for its period `f.epoch` before clamping (eq. 8; P8's σ and
-/// the DS headroom), and its offered rate y.
-#[inline]
+/// R of `f` for its period `f.epoch` before clamping (eq. 8 and the DS
+/// headroom), and its offered rate y.
+#[inline(always)]
 fn period_rate(frz: &Frozen, f: &Flow) -> (f64, f64) {
     let c = f.class.index();
     let phi = f.phi(frz.phi_pen);
     let base = frz.per_weight[c] * (f.weight * phi);
     let y = bits_f64(f.offered_bits) * frz.inv_dt;
-    let shares = if frz.code {
-        phi >= 1.0 && base > 0.0 && y / base > 0.8
-    } else {
-        phi >= 1.0 && f.greedy < frz.lambda && y >= frz.gamma * base
-    };
+    if frz.code {
+        return (code_rate(frz, f, base, y), y);
+    }
     let mut r = base;
-    if shares {
+    if phi >= 1.0 && f.greedy < frz.lambda && y >= frz.gamma * base {
         r += frz.unused_per_weight[c] * f.weight;
     }
-    if frz.code && phi >= 1.0 {
+    (r * frz.class_factor[c], y)
+}
+
+/// [`period_rate`] in the authors' variant (P6 share rule, P8's σ), off
+/// the inlined path.
+#[cold]
+#[inline(never)]
+fn code_rate(frz: &Frozen, f: &Flow, base: f64, y: f64) -> f64 {
+    let c = f.class.index();
+    let phi = f.phi(frz.phi_pen);
+    let mut r = base;
+    if phi >= 1.0 && base > 0.0 && y / base > 0.8 {
+        r += frz.unused_per_weight[c] * f.weight;
+    }
+    if phi >= 1.0 {
         r *= queue_factor(f64::from(f.len) / frz.vq);
     }
-    (r * frz.class_factor[c], y)
+    r * frz.class_factor[c]
 }
 
 /// The R a flow stores: finite and non-negative.

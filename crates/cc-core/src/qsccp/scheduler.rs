@@ -30,6 +30,7 @@ pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, 
 use super::flows::{self, quantum, Arena, Flow, FlowHasher, TagIndex};
 use super::pecn::{settle, Frozen};
 use super::ring::Ring;
+use super::vtime::{vt_max, vt_steps};
 use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
 use alloc::vec::Vec;
@@ -47,43 +48,6 @@ const RING_AHEAD: usize = 20;
 /// Ring length below which a pop prefetches nothing: the lines of a few
 /// hundred flows and their head packets stay in L1/L2 between turns.
 const PREFETCH_MIN_FLOWS: usize = 256;
-
-/// Fixed-point scale of SCFQ virtual time: the class with the largest ω
-/// advances 2^20 virtual units per bit.
-const VT_SCALE: f64 = (1u64 << 20) as f64;
-/// Largest per-bit virtual advance (ω ratios beyond 2^10 saturate here);
-/// with sizes below 2^32 bits a tag step stays below 2^62.
-const VT_MAX_STEP: f64 = (1u64 << 30) as f64;
-
-/// Whether virtual time `a` is before `b` (wrapping, like TCP sequence
-/// numbers: tags in use are always within 2^63 of each other).
-fn vt_before(a: u64, b: u64) -> bool {
-    (a.wrapping_sub(b) as i64) < 0
-}
-
-fn vt_max(a: u64, b: u64) -> u64 {
-    if vt_before(a, b) {
-        b
-    } else {
-        a
-    }
-}
-
-/// Virtual units per bit of each delay-tolerant class, ∝ 1/ω_c.
-fn vt_steps(omega: [f64; 5]) -> [u64; 5] {
-    let top = omega
-        .iter()
-        .copied()
-        .filter(|w| w.is_finite())
-        .fold(0.0, f64::max);
-    omega.map(|w| {
-        if top > 0.0 && w.is_finite() && w > 0.0 {
-            libm::round(VT_SCALE * top / w).clamp(1.0, VT_MAX_STEP) as u64
-        } else {
-            VT_MAX_STEP as u64
-        }
-    })
-}
 
 /// One service class: its DRR active list and its SCFQ tags.
 #[derive(Debug, Clone, Default)]
@@ -600,7 +564,12 @@ impl<T> CdsScheduler<T> {
             settle(&self.frozen, flow);
         }
         let q = flows::pop(&mut self.arena, flow)?;
-        let out = (q, flow.class, flow.prefix, flow.has_rate.then_some(flow.rate_bps));
+        let out = (
+            q,
+            flow.class,
+            flow.prefix,
+            flow.has_rate.then_some(flow.rate_bps),
+        );
         flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
         let cls = &mut self.classes[c];
         if flow.len == 0 {
