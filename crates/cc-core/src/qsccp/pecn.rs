@@ -26,12 +26,13 @@
 //!
 //! Cost: the period end makes one pass over the live flows (expiry and the
 //! eq. 5/7 sums, which need every flow's demand) and freezes the per-class
-//! aggregates of eq. 8 in a [`Frozen`]. Eqs. 8-9 of each flow, which need
+//! aggregates of eq. 8 in a `Frozen`. Eqs. 8-9 of each flow, which need
 //! only those aggregates and the flow's own line, run when the flow is next
-//! touched ([`settle`]: its next Interest, its next dequeue, a query, or at
-//! the latest the next period end); the result is the same as computing
-//! them at the period end, because nothing a flow's update reads changes
-//! before it runs. The one exception is φ, which feeds the next period's
+//! touched (`settle`: its next Interest or dequeue, a weight change, or at
+//! the latest the next period end; a query computes the pending result
+//! without storing it); the result is the same as computing them at the
+//! period end, because nothing a flow's update reads changes before it
+//! runs. The one exception is φ, which feeds the next period's
 //! Σ w·φ: the flows whose φ may change this period (g one step from λ or
 //! from 0) are settled at the period end, as are all flows in the authors'
 //! variant (its σ needs the queue length at the period end).
