@@ -3,7 +3,7 @@
 //! lookup costs the tag line and the flow line, with no id loaded between.
 
 use super::class::ServiceClass;
-use super::flows::{quantum, Flow, FlowPecn, TagIndex, MAX_FLOWS, NIL};
+use super::flows::{quantum, Flow, TagIndex, MAX_FLOWS, NIL};
 use super::scheduler::CdsScheduler;
 use alloc::vec;
 
@@ -43,19 +43,15 @@ impl<T> CdsScheduler<T> {
             self.rehash(slots);
         }
         let id = self.index.insert(hash);
-        let pecn = FlowPecn::NEW;
-        let (flow, p) = (
-            self.flows.get_mut(id as usize)?,
-            self.pecn.get_mut(id as usize)?,
-        );
+        let flow = self.flows.get_mut(id as usize)?;
         *flow = Flow {
-            quantum_bits: quantum(self.cfg.quantum_bits, &pecn),
+            quantum_bits: quantum(self.cfg.quantum_bits, 1.0, 1.0),
+            epoch: self.epoch,
             class,
             live: true,
             prefix,
             ..Flow::DEAD
         };
-        *p = pecn;
         Some(id)
     }
 
@@ -66,15 +62,13 @@ impl<T> CdsScheduler<T> {
     fn rehash(&mut self, slots: usize) {
         let mut index = TagIndex::with_slots(slots);
         let mut flows = vec![Flow::DEAD; slots];
-        let mut pecn = vec![FlowPecn::NEW; slots];
         let mut moved = vec![NIL; self.flows.len()];
-        for (i, (f, p)) in self.flows.iter().zip(&self.pecn).enumerate() {
+        for (i, f) in self.flows.iter().enumerate() {
             if !self.index.is_live(i) {
                 continue;
             }
             let j = index.insert(self.hasher.hash(f.class, f.prefix));
             flows[j as usize] = f.clone();
-            pecn[j as usize] = *p;
             moved[i] = j;
         }
         let renumber = |id: u32| moved.get(id as usize).copied().filter(|&j| j != NIL);
@@ -87,7 +81,6 @@ impl<T> CdsScheduler<T> {
         }
         self.index = index;
         self.flows = flows;
-        self.pecn = pecn;
     }
 
     /// Forgets an idle flow (called by the PECN period); its slot becomes a

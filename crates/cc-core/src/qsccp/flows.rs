@@ -6,11 +6,11 @@
 //!   indices, so queueing allocates nothing per flow. A packet records the
 //!   size of the packet behind it, so popping the head never touches the
 //!   next packet's line.
-//! * [`Flow`]: the per-packet fields of a flow packed into one 64-byte line
-//!   (queue ends, DRR deficit and quantum, the head packet's size, the PECN
-//!   offered-bits counter and the suggested rate); the per-period fields
-//!   (w, φ, greedy counter) live in a parallel [`FlowPecn`] array that the
-//!   packet path never reads.
+//! * [`Flow`]: everything about a flow packed into one 64-byte line (queue
+//!   ends, DRR deficit and quantum, the head packet's size, and its PECN
+//!   state: offered-bits counter and its period, suggested rate, w, φ as a
+//!   flag, greedy counter), so the PECN period reads one line per flow and
+//!   settling a flow on the packet path touches no other line.
 //! * [`TagIndex`]: the control bytes of the open-addressed table the flows
 //!   live in (a flow's id is its slot): one 7-bit hash tag per slot, linear
 //!   probing, tombstones; a lookup reads one tag line and the flow's line,
@@ -96,7 +96,7 @@ impl<T> Arena<T> {
     }
 }
 
-/// Per-packet state of a flow: exactly one cache line.
+/// All the state of a flow: exactly one cache line.
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(super) struct Flow {
@@ -109,15 +109,24 @@ pub(super) struct Flow {
     pub(super) quantum_bits: u32,
     /// DRR deficit; saturating, and any deficit ≥ the head size suffices.
     pub(super) deficit_bits: u32,
+    /// PECN period (wrapping) that `offered_bits` counts; the flow's rate,
+    /// g and φ are settled through the period before it (`pecn.rs`).
+    pub(super) epoch: u16,
     pub(super) class: ServiceClass,
+    /// Greedy counter g (eq. 9), 0..=λ.
+    pub(super) greedy: u8,
     pub(super) in_turn: bool,
     pub(super) live: bool,
     pub(super) has_rate: bool,
+    /// φ = `phi_penalty` if set, else 1 (the only two values eq. 9 gives).
+    pub(super) penalised: bool,
     pub(super) prefix: u64,
-    /// Expected Data bits offered in the current period (including refused).
+    /// Expected Data bits offered in period `epoch` (including refused).
     pub(super) offered_bits: u64,
     /// Suggested target rate R (valid when `has_rate`).
     pub(super) rate_bps: f64,
+    /// WDRR weight w (default 1).
+    pub(super) weight: f64,
 }
 
 impl Flow {
@@ -129,40 +138,33 @@ impl Flow {
         head_size_bits: 0,
         quantum_bits: 0,
         deficit_bits: 0,
+        epoch: 0,
         class: ServiceClass::Be,
+        greedy: 0,
         in_turn: false,
         live: false,
         has_rate: false,
+        penalised: false,
         prefix: 0,
         offered_bits: 0,
         rate_bps: 0.0,
+        weight: 1.0,
     };
 
-    pub(super) fn rate(&self) -> Option<f64> {
-        self.has_rate.then_some(self.rate_bps)
+    /// φ, given the configured penalty value `phi_pen`.
+    #[inline]
+    pub(super) fn phi(&self, phi_pen: f64) -> f64 {
+        if self.penalised {
+            phi_pen
+        } else {
+            1.0
+        }
     }
 }
 
-/// Per-period (PECN) state of a flow, kept off the packet path.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct FlowPecn {
-    pub(super) weight: f64,
-    pub(super) phi: f64,
-    pub(super) greedy: u8,
-}
-
-impl FlowPecn {
-    /// A new flow: weight 1, not penalised.
-    pub(super) const NEW: FlowPecn = FlowPecn {
-        weight: 1.0,
-        phi: 1.0,
-        greedy: 0,
-    };
-}
-
 /// DRR quantum of a flow: `base·w·φ` bits, at least 1.
-pub(super) fn quantum(base_bits: u32, pecn: &FlowPecn) -> u32 {
-    (f64::from(base_bits) * pecn.weight * pecn.phi).clamp(1.0, f64::from(u32::MAX)) as u32
+pub(super) fn quantum(base_bits: u32, weight: f64, phi: f64) -> u32 {
+    (f64::from(base_bits) * weight * phi).clamp(1.0, f64::from(u32::MAX)) as u32
 }
 
 /// Most flows a face tracks (slot ids stay far from `u32` limits).
@@ -268,6 +270,12 @@ impl TagIndex {
         i < self.slots && self.tags.get(i).is_some_and(|&t| t < TOMB)
     }
 
+    /// The live slots in order (the PECN period's pass): 8 tags per step,
+    /// so a dead slot costs a bit, not a flow line.
+    pub(super) fn live_slots(&self) -> LiveSlots {
+        LiveSlots { group: 0, mask: 0 }
+    }
+
     fn set(&mut self, i: usize, tag: u8) {
         self.tags[i] = tag;
         if i < GROUP {
@@ -355,6 +363,33 @@ impl TagIndex {
             }
             _ => false,
         }
+    }
+}
+
+/// Cursor over the live slots of a [`TagIndex`] (it borrows nothing, so
+/// the flows can be changed, and forgotten, along the way).
+pub(super) struct LiveSlots {
+    /// First slot of the next group of tags to load.
+    group: usize,
+    /// High bit set per live slot of the current group not yet yielded.
+    mask: u64,
+}
+
+impl LiveSlots {
+    /// The next live slot of `index`, which must not gain entries meanwhile.
+    pub(super) fn next(&mut self, index: &TagIndex) -> Option<usize> {
+        while self.mask == 0 {
+            if self.group >= index.slots {
+                return None;
+            }
+            let g = index.tags.get(self.group..self.group + GROUP)?;
+            // Live tags are 7-bit; EMPTY and TOMB have the high bit set.
+            self.mask = !u64::from_le_bytes(g.try_into().ok()?) & HI;
+            self.group += GROUP;
+        }
+        let slot = self.group - GROUP + self.mask.trailing_zeros() as usize / 8;
+        self.mask &= self.mask - 1;
+        Some(slot)
     }
 }
 
@@ -496,6 +531,14 @@ mod tests {
                 let i = t.find(h(key), key);
                 prop_assert!(i.is_some_and(|i| t.idx.is_live(i as usize)));
             }
+            // The period's cursor visits exactly the live slots, in order.
+            let mut cursor = t.idx.live_slots();
+            let mut seen = Vec::new();
+            while let Some(i) = cursor.next(&t.idx) {
+                seen.push(i);
+            }
+            let live: Vec<usize> = (0..t.idx.slots()).filter(|&i| t.idx.is_live(i)).collect();
+            prop_assert_eq!(seen, live);
         }
     }
 }

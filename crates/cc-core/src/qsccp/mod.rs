@@ -42,6 +42,7 @@ pub mod multipath;
 pub mod pecn;
 mod ring;
 pub mod scheduler;
+mod vtime;
 
 pub use class::ServiceClass;
 pub use consumer::{QsccpConsumer, QsccpConsumerConfig};

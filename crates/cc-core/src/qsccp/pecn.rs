@@ -23,9 +23,23 @@
 //! Rates are expected Data rates (bit/s): offered Interests count their Dsz.
 //! A flow that offered nothing in a period and has an empty queue is
 //! forgotten, as in the authors' code.
+//!
+//! Cost: the period end makes one pass over the live flows (expiry and the
+//! eq. 5/7 sums, which need every flow's demand) and freezes the per-class
+//! aggregates of eq. 8 in a `Frozen`. Eqs. 8-9 of each flow, which need
+//! only those aggregates and the flow's own line, run when the flow is next
+//! touched (`settle`: its next Interest or dequeue, a weight change, or at
+//! the latest the next period end; a query computes the pending result
+//! without storing it); the result is the same as computing them at the
+//! period end, because nothing a flow's update reads changes before it
+//! runs. The one exception is φ, which feeds the next period's
+//! Σ w·φ: the flows whose φ may change this period (g one step from λ or
+//! from 0) are settled at the period end, as are all flows in the authors'
+//! variant (its σ needs the queue length at the period end).
 
 use super::class::ServiceClass;
-use super::flows::quantum;
+use super::config::QsccpConfig;
+use super::flows::{quantum, Flow};
 use super::scheduler::CdsScheduler;
 use crate::time::Timestamp;
 
@@ -61,6 +75,137 @@ struct ClassSums {
     high_weight: f64,
 }
 
+/// Per-class aggregates of the last closed period and the constants of
+/// eqs. 8-9: with a flow's own line they give its R, g and φ for that
+/// period, in a few multiplies.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Frozen {
+    /// B_c / Σ w·φ, so base^p = per_weight·w^p·φ^p (eqs. 2, 3).
+    per_weight: [f64; 8],
+    /// unused_c / Σ_H w (eq. 8), so a flow's share is one multiply.
+    unused_per_weight: [f64; 8],
+    /// 1 − `ds_rate_headroom` for DS classes, 1 for DT.
+    class_factor: [f64; 8],
+    /// 1 / period length, s⁻¹.
+    inv_dt: f64,
+    /// φ of a penalised flow.
+    pub(super) phi_pen: f64,
+    gamma: f64,
+    kappa: f64,
+    lambda: u8,
+    code: bool,
+    /// φ goes back to 1 when g reaches 0 (paper variant with `restore_phi`).
+    restore: bool,
+    quantum_bits: u32,
+    /// Per-flow virtual queue capacity (σ's denominator, authors' variant).
+    vq: f64,
+}
+
+impl Frozen {
+    /// No period closed yet: the constants only.
+    pub(super) fn new(cfg: &QsccpConfig) -> Self {
+        let code = cfg.variant == PecnVariant::AuthorsCode;
+        let h = cfg.ds_rate_headroom.clamp(0.0, 0.5);
+        Frozen {
+            per_weight: [0.0; 8],
+            unused_per_weight: [0.0; 8],
+            class_factor: core::array::from_fn(|c| if c < 3 { 1.0 - h } else { 1.0 }),
+            inv_dt: 0.0,
+            phi_pen: cfg.phi_penalty.clamp(1e-3, 1.0),
+            gamma: cfg.gamma,
+            kappa: cfg.kappa,
+            lambda: cfg.lambda.max(1),
+            code,
+            restore: cfg.restore_phi && !code,
+            quantum_bits: cfg.quantum_bits,
+            vq: f64::from(cfg.flow_queue_capacity.max(1)),
+        }
+    }
+}
+
+/// R of `f` for its period `f.epoch` before clamping (eq. 8 and the DS
+/// headroom), and its offered rate y.
+#[inline(always)]
+fn period_rate(frz: &Frozen, f: &Flow) -> (f64, f64) {
+    let c = f.class.index();
+    let phi = f.phi(frz.phi_pen);
+    let base = frz.per_weight[c] * (f.weight * phi);
+    let y = bits_f64(f.offered_bits) * frz.inv_dt;
+    if frz.code {
+        return (code_rate(frz, f, base, y), y);
+    }
+    let mut r = base;
+    if phi >= 1.0 && f.greedy < frz.lambda && y >= frz.gamma * base {
+        r += frz.unused_per_weight[c] * f.weight;
+    }
+    (r * frz.class_factor[c], y)
+}
+
+/// [`period_rate`] in the authors' variant (P6 share rule, P8's σ), off
+/// the inlined path.
+#[cold]
+#[inline(never)]
+fn code_rate(frz: &Frozen, f: &Flow, base: f64, y: f64) -> f64 {
+    let c = f.class.index();
+    let phi = f.phi(frz.phi_pen);
+    let mut r = base;
+    if phi >= 1.0 && base > 0.0 && y / base > 0.8 {
+        r += frz.unused_per_weight[c] * f.weight;
+    }
+    if phi >= 1.0 {
+        r *= queue_factor(f64::from(f.len) / frz.vq);
+    }
+    r * frz.class_factor[c]
+}
+
+/// The R a flow stores: finite and non-negative.
+fn stored_rate(r: f64) -> f64 {
+    if r.is_finite() {
+        r.max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// Applies eqs. 8-9 of period `f.epoch` to `f` with that period's
+/// aggregates, and opens its next period.
+#[inline]
+pub(super) fn settle(frz: &Frozen, f: &mut Flow) {
+    let was_penalised = f.penalised;
+    let (r, y) = period_rate(frz, f);
+    if r > 0.0 {
+        if y > frz.kappa * r {
+            f.greedy = f.greedy.saturating_add(1).min(frz.lambda);
+            if f.greedy >= frz.lambda {
+                f.penalised = true;
+            }
+        } else {
+            f.greedy = f.greedy.saturating_sub(1);
+            if f.greedy == 0 && frz.restore {
+                f.penalised = false;
+            }
+        }
+    }
+    f.rate_bps = stored_rate(r);
+    f.has_rate = true;
+    f.offered_bits = 0;
+    f.epoch = f.epoch.wrapping_add(1);
+    if f.penalised != was_penalised {
+        // w changes recompute it in `set_flow_weight`.
+        f.quantum_bits = quantum(frz.quantum_bits, f.weight, f.phi(frz.phi_pen));
+    }
+}
+
+/// Whether [`settle`] may change φ of `f` (so the period end must run it):
+/// a penalty needs g to reach λ, a restore needs g to reach 0; the
+/// authors' σ needs the queue length at the period end.
+#[inline]
+fn settle_now(frz: &Frozen, f: &Flow) -> bool {
+    let penalty = !f.penalised && f.greedy.saturating_add(1) >= frz.lambda;
+    let restore = f.penalised && frz.restore && f.greedy <= 1;
+    frz.code || penalty || restore
+}
+
 impl<T> CdsScheduler<T> {
     /// Runs the PECN computation if a period has elapsed since the last one
     /// (`period_due_ns` is a lower bound of that instant: one compare per call).
@@ -74,18 +219,34 @@ impl<T> CdsScheduler<T> {
         }
     }
 
+    /// Settles the last period's update of flow `id` if still pending.
+    #[inline(always)]
+    pub(super) fn settle_flow(&mut self, id: u32) {
+        if let Some(f) = self.flows.get_mut(id as usize) {
+            if f.epoch != self.epoch {
+                settle(&self.frozen, f);
+            }
+        }
+    }
+
     /// The suggested target rate R of flow (class, prefix) at this face:
     /// TargetRate := min(TargetRate, R) on Data arriving here (eq. 11's u_k),
     /// DownstreamRate := min(DownstreamRate, R) on Interests sent here.
     pub fn flow_rate_bps(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
         let id = self.find(class, prefix)?;
-        self.flows[id as usize].rate()
+        let f = &self.flows[id as usize];
+        if f.epoch != self.epoch {
+            // Pending: what `settle` will store.
+            return Some(stored_rate(period_rate(&self.frozen, f).0));
+        }
+        f.has_rate.then_some(f.rate_bps)
     }
 
     /// Discount factor φ of a flow (1 = not penalised).
     pub fn flow_phi(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
         let id = self.find(class, prefix)?;
-        Some(self.pecn[id as usize].phi)
+        // A pending update never changes φ (`settle_now`).
+        Some(self.flows[id as usize].phi(self.frozen.phi_pen))
     }
 
     /// Capacity B_c given to `class` by the last period, bit/s.
@@ -93,7 +254,8 @@ impl<T> CdsScheduler<T> {
         self.class_capacity_bps[class.index()]
     }
 
-    /// Computes every flow's R now and starts a new measurement period.
+    /// Computes every flow's R now (settled lazily, see the module doc) and
+    /// starts a new measurement period.
     #[inline(never)]
     pub fn update_rates(&mut self, now: Timestamp) {
         let dt = now.saturating_since(self.last_period).as_secs_f64();
@@ -101,6 +263,109 @@ impl<T> CdsScheduler<T> {
             return;
         }
         let cfg = self.cfg;
+        let code = cfg.variant == PecnVariant::AuthorsCode;
+        let cap = self.class_capacities(dt);
+        self.class_capacity_bps = cap;
+
+        // Σ w·φ per class over the flows that stay (an offer this period or
+        // a queue) is kept up to date by the packet path.
+        let mut sums = [ClassSums::default(); 8];
+        // Per-flow work below multiplies only: a division per flow was most
+        // of the period's cost with 10^5 flows.
+        let inv_dt = 1.0 / dt;
+        let per_weight: [f64; 8] = core::array::from_fn(|c| {
+            let cls = &self.classes[c];
+            if cls.active_flows > 0 && cls.active_wphi > 0.0 {
+                cap[c] / cls.active_wphi
+            } else {
+                0.0
+            }
+        });
+        let lambda = cfg.lambda.max(1);
+        let pen = self.frozen.phi_pen;
+        // The next period's sums restart exact from the flows still queued.
+        let mut next_wphi = [0.0f64; 8];
+        let mut next_flows = [0u32; 8];
+        self.boundary.clear();
+        // One pass: expiry, demand classification and consumed bandwidth
+        // (eqs. 5, 7). Dead slots cost a tag byte, not a flow line.
+        let mut live = self.index.live_slots();
+        while let Some(id) = live.next(&self.index) {
+            let Some(f) = self.flows.get_mut(id) else {
+                continue;
+            };
+            if f.epoch != self.epoch {
+                // Untouched since the last period end: settle that period
+                // first (its aggregates are still frozen); nothing offered since.
+                settle(&self.frozen, f);
+            }
+            if f.offered_bits == 0 && f.len == 0 {
+                self.remove_flow(id as u32);
+                continue;
+            }
+            let c = f.class.index();
+            let phi = f.phi(pen);
+            let base = per_weight[c] * (f.weight * phi);
+            let y = bits_f64(f.offered_bits) * inv_dt;
+            let greedy = !code && f.greedy >= lambda;
+            let high = if code {
+                y > base - CODE_DEMAND_MARGIN_BPS
+            } else {
+                y >= cfg.gamma * base
+            };
+            let s = &mut sums[c];
+            if greedy || high {
+                s.consumed += base;
+            } else {
+                s.consumed += y;
+            }
+            if high && !greedy && phi >= 1.0 {
+                s.high_weight += f.weight;
+            }
+            if f.len > 0 {
+                next_flows[c] += 1;
+            }
+            if settle_now(&self.frozen, f) {
+                self.boundary.push(id as u32);
+            } else if f.len > 0 {
+                next_wphi[c] += f.weight * phi;
+            }
+        }
+        let unused_per_weight: [f64; 8] = core::array::from_fn(|c| {
+            let s = sums[c];
+            if s.high_weight > 0.0 {
+                (cap[c] - s.consumed).max(0.0) / s.high_weight
+            } else {
+                0.0
+            }
+        });
+        self.frozen.per_weight = per_weight;
+        self.frozen.unused_per_weight = unused_per_weight;
+        self.frozen.inv_dt = inv_dt;
+        // Flows whose φ may change are settled now: the next period's Σ w·φ
+        // needs their new φ.
+        for i in 0..self.boundary.len() {
+            let Some(f) = self.flows.get_mut(self.boundary[i] as usize) else {
+                continue;
+            };
+            settle(&self.frozen, f);
+            if f.len > 0 {
+                next_wphi[f.class.index()] += f.weight * f.phi(pen);
+            }
+        }
+        for (c, cls) in self.classes.iter_mut().enumerate() {
+            cls.offered_bits = 0;
+            cls.active_wphi = next_wphi[c];
+            cls.active_flows = next_flows[c];
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        self.interest_in_bits = 0;
+        self.last_period = now;
+    }
+
+    /// B_c of every class for a period of `dt` seconds (eqs. 1, 4, 6, P3).
+    fn class_capacities(&self, dt: f64) -> [f64; 8] {
+        let cfg = &self.cfg;
         let code = cfg.variant == PecnVariant::AuthorsCode;
         let link = cfg.eta * cfg.capacity_bps as f64;
         let b_prime = (link - self.interest_in_bits as f64 / dt).max(0.0);
@@ -159,328 +424,10 @@ impl<T> CdsScheduler<T> {
                 }
             }
         }
-        self.class_capacity_bps = cap;
-
-        // Σ w·φ per class over the flows that stay (an offer this period or
-        // a queue) is kept up to date by the packet path, so two passes
-        // suffice: expiry with demand classification, then the rates.
-        let mut sums = [ClassSums::default(); 8];
-        // Per-flow passes below multiply only: a division per flow and pass
-        // was most of the period's cost with 10^5 flows.
-        let inv_dt = 1.0 / dt;
-        let per_weight: [f64; 8] = core::array::from_fn(|c| {
-            let cls = &self.classes[c];
-            if cls.active_flows > 0 && cls.active_wphi > 0.0 {
-                cap[c] / cls.active_wphi
-            } else {
-                0.0
-            }
-        });
-        let base_of = |c: usize, w: f64, phi: f64| per_weight[c] * (w * phi);
-        let lambda = cfg.lambda.max(1);
-        // Flow expiry, demand classification and consumed bandwidth (eqs. 5, 7).
-        for id in 0..self.flows.len() {
-            let f = &self.flows[id];
-            if !f.live {
-                continue;
-            }
-            if f.offered_bits == 0 && f.len == 0 {
-                self.remove_flow(id as u32);
-                continue;
-            }
-            let (f, p) = (&self.flows[id], &self.pecn[id]);
-            let c = f.class.index();
-            let base = base_of(c, p.weight, p.phi);
-            let y = bits_f64(f.offered_bits) * inv_dt;
-            let greedy = !code && p.greedy >= lambda;
-            let high = if code {
-                y > base - CODE_DEMAND_MARGIN_BPS
-            } else {
-                y >= cfg.gamma * base
-            };
-            let s = &mut sums[c];
-            if greedy || high {
-                s.consumed += base;
-            } else {
-                s.consumed += y;
-            }
-            if high && !greedy && p.phi >= 1.0 {
-                s.high_weight += p.weight;
-            }
-        }
-        // Suggested rates (eq. 8) and the discount factor (eq. 9); the next
-        // period's sums restart exact from the flows still queued.
-        let mut next_wphi = [0.0f64; 8];
-        let mut next_flows = [0u32; 8];
-        let vq = f64::from(cfg.flow_queue_capacity.max(1));
-        // unused_c / Σ_H w per class (eq. 8), so a flow's share is one multiply.
-        let unused_per_weight: [f64; 8] = core::array::from_fn(|c| {
-            let s = sums[c];
-            if s.high_weight > 0.0 {
-                (cap[c] - s.consumed).max(0.0) / s.high_weight
-            } else {
-                0.0
-            }
-        });
-        let live = self.flows.iter_mut().zip(self.pecn.iter_mut());
-        for (f, p) in live.filter(|(f, _)| f.live) {
-            let c = f.class.index();
-            let base = base_of(c, p.weight, p.phi);
-            let y = bits_f64(f.offered_bits) * inv_dt;
-            let phi_before = p.phi;
-            let shares = if code {
-                p.phi >= 1.0 && base > 0.0 && y / base > 0.8
-            } else {
-                p.phi >= 1.0 && p.greedy < lambda && y >= cfg.gamma * base
-            };
-            let mut r = base;
-            if shares {
-                r += unused_per_weight[c] * p.weight;
-            }
-            if code && p.phi >= 1.0 {
-                r *= queue_factor(f64::from(f.len) / vq);
-            }
-            if f.class.is_delay_sensitive() {
-                r *= 1.0 - cfg.ds_rate_headroom.clamp(0.0, 0.5);
-            }
-            if r > 0.0 {
-                if y > cfg.kappa * r {
-                    p.greedy = (p.greedy + 1).min(lambda);
-                    if p.greedy >= lambda {
-                        p.phi = cfg.phi_penalty.clamp(1e-3, 1.0);
-                    }
-                } else {
-                    p.greedy = p.greedy.saturating_sub(1);
-                    if p.greedy == 0 && cfg.restore_phi && !code {
-                        p.phi = 1.0;
-                    }
-                }
-            }
-            f.rate_bps = if r.is_finite() { r.max(0.0) } else { 0.0 };
-            f.has_rate = true;
-            f.offered_bits = 0;
-            if p.phi != phi_before {
-                // w changes recompute it in `set_flow_weight`.
-                f.quantum_bits = quantum(cfg.quantum_bits, p);
-            }
-            if f.len > 0 {
-                next_wphi[c] += p.weight * p.phi;
-                next_flows[c] += 1;
-            }
-        }
-        for (c, cls) in self.classes.iter_mut().enumerate() {
-            cls.offered_bits = 0;
-            cls.active_wphi = next_wphi[c];
-            cls.active_flows = next_flows[c];
-        }
-        self.interest_in_bits = 0;
-        self.last_period = now;
+        cap
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::qsccp::scheduler::QsccpConfig;
-    use crate::time::Duration;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1.0
-    }
-
-    /// Offers `rate_bps` of expected Data for one period on (class, prefix).
-    fn offer(s: &mut CdsScheduler<()>, class: ServiceClass, prefix: u64, rate_bps: u64) {
-        // 100 ms period: rate × 0.1 bits, in 1000-bit Interests.
-        for _ in 0..rate_bps / 10_000 {
-            let _ = s.enqueue(Timestamp::ZERO, class, prefix, Some(1_000), ());
-        }
-    }
-
-    fn scenario_one() -> CdsScheduler<()> {
-        let cfg = QsccpConfig {
-            delta: [0.2, 0.2, 0.1],
-            flow_queue_capacity: 100_000,
-            dt_class_capacity: 100_000,
-            ..QsccpConfig::default()
-        };
-        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
-        offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
-        offer(&mut s, ServiceClass::Af2, 2, 4_500_000);
-        offer(&mut s, ServiceClass::Af2, 3, 500_000);
-        offer(&mut s, ServiceClass::Af1, 4, 5_000_000);
-        offer(&mut s, ServiceClass::Be, 5, 5_000_000);
-        s.update_rates(Timestamp::from_millis(100));
-        s
-    }
-
-    #[test]
-    fn weight_split_three_two_one_with_ef_cap() {
-        let s = scenario_one();
-        // B' = 0.99·10 M = 9.9 M; EF capped at 0.1·B' = 0.99 M; B_DT = 8.91 M.
-        assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
-        // origin AF2/AF1/BE = 3,2,1 /15 · 8.91 M; AF4, AF3 idle → their 9/15
-        // go to the saturated classes by ω: 4.455 M, 2.97 M, 1.485 M.
-        assert!(close(s.class_capacity_bps(ServiceClass::Af2), 4_455_000.0));
-        assert!(close(s.class_capacity_bps(ServiceClass::Af1), 2_970_000.0));
-        assert!(close(s.class_capacity_bps(ServiceClass::Be), 1_485_000.0));
-        // AF2: base 2.2275 M each; the 0.5 M flow is low-demand, its unused
-        // 1.7275 M goes to the high-demand flow.
-        let r = |c, p| s.flow_rate_bps(c, p).unwrap();
-        assert!(close(r(ServiceClass::Af2, 3), 2_227_500.0));
-        assert!(close(r(ServiceClass::Af2, 2), 2_227_500.0 + 1_727_500.0));
-        assert!(close(r(ServiceClass::Af1, 4), 2_970_000.0));
-        // EF: its class capacity less the default 5% headroom.
-        assert!(close(r(ServiceClass::Ef, 1), 0.95 * 990_000.0));
-    }
-
-    #[test]
-    fn ds_headroom_lowers_only_delay_sensitive_rates() {
-        for h in [0.0, 0.05, 0.2] {
-            let cfg = QsccpConfig {
-                delta: [0.2, 0.2, 0.1],
-                ds_rate_headroom: h,
-                flow_queue_capacity: 100_000,
-                dt_class_capacity: 100_000,
-                ..QsccpConfig::default()
-            };
-            let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
-            offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
-            offer(&mut s, ServiceClass::Be, 5, 9_000_000);
-            s.update_rates(Timestamp::from_millis(100));
-            let ef = s.flow_rate_bps(ServiceClass::Ef, 1).unwrap();
-            assert!(close(ef, (1.0 - h) * 990_000.0), "h {h}: EF {ef}");
-            // The class capacity (and so BE's share) is unchanged.
-            assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
-            let be = s.flow_rate_bps(ServiceClass::Be, 5).unwrap();
-            assert!(close(be, 9_900_000.0 - 990_000.0), "h {h}: BE {be}");
-        }
-    }
-
-    #[test]
-    fn greedy_flow_is_discounted_after_lambda_periods_and_restored() {
-        let cfg = QsccpConfig {
-            flow_queue_capacity: 100_000,
-            dt_class_capacity: 100_000,
-            ..QsccpConfig::default()
-        };
-        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 1);
-        let mut t = Timestamp::ZERO;
-        for period in 1..=10 {
-            offer(&mut s, ServiceClass::Be, 1, 3_500_000);
-            offer(&mut s, ServiceClass::Be, 2, 3_500_000);
-            offer(&mut s, ServiceClass::Be, 3, 8_000_000);
-            t += Duration::from_millis(100);
-            s.update_rates(t);
-            let phi = s.flow_phi(ServiceClass::Be, 3).unwrap();
-            assert_eq!(s.flow_phi(ServiceClass::Be, 1), Some(1.0));
-            // All high-demand, nothing unused: R = 3.3 M each; 8 M > 1.2·R
-            // every period, 3.5 M is not.
-            assert_eq!(phi, if period < 10 { 1.0 } else { 0.5 }, "period {period}");
-        }
-        // φ = 0.5: Σwφ = 2.5, base of the greedy flow = B·0.5/2.5.
-        offer(&mut s, ServiceClass::Be, 1, 1_000_000);
-        offer(&mut s, ServiceClass::Be, 2, 1_000_000);
-        offer(&mut s, ServiceClass::Be, 3, 1_000_000);
-        t += Duration::from_millis(100);
-        s.update_rates(t);
-        let b = s.class_capacity_bps(ServiceClass::Be);
-        assert!(close(
-            s.flow_rate_bps(ServiceClass::Be, 3).unwrap(),
-            b * 0.5 / 2.5
-        ));
-        // Well-behaved for λ periods: g back to 0 and φ restored.
-        for _ in 0..10 {
-            for p in 1..=3 {
-                offer(&mut s, ServiceClass::Be, p, 1_000_000);
-            }
-            t += Duration::from_millis(100);
-            s.update_rates(t);
-        }
-        assert_eq!(s.flow_phi(ServiceClass::Be, 3), Some(1.0));
-    }
-
-    #[test]
-    fn idle_flows_expire_and_queue_factor_matches_the_code() {
-        let mut s = scenario_one();
-        assert_eq!(s.flow_count(), 5);
-        // Queues are still full, so nothing expires until they drain.
-        let mut t = Timestamp::from_secs_f64(1000.0);
-        loop {
-            match s.dequeue(t) {
-                crate::qsccp::Dequeue::Item(_) => {}
-                crate::qsccp::Dequeue::NotBefore(n) => t = n,
-                crate::qsccp::Dequeue::Empty => break,
-            }
-        }
-        assert!(t < Timestamp::from_secs_f64(1001.0));
-        s.update_rates(t + Duration::from_secs(1));
-        assert_eq!(s.flow_count(), 0);
-        assert!((queue_factor(0.0) - 0.9995).abs() < 1e-3);
-        assert!((queue_factor(0.5) - 0.5576).abs() < 1e-3);
-        assert!((queue_factor(1.0) - 0.116).abs() < 1e-3);
-    }
-
-    #[test]
-    fn authors_code_variant_uses_uncapped_ds_total_and_margin() {
-        let mut cfg = QsccpConfig {
-            delta: [0.2, 0.2, 0.1],
-            variant: PecnVariant::AuthorsCode,
-            flow_queue_capacity: 100_000,
-            dt_class_capacity: 100_000,
-            ..QsccpConfig::default()
-        };
-        cfg.capacity_bps = 10_000_000;
-        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
-        offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
-        offer(&mut s, ServiceClass::Be, 5, 5_000_000);
-        s.update_rates(Timestamp::from_millis(100));
-        // DS total uncapped: B_DT = 9.9 − 2.0 = 7.9 M, all to the only saturated DT class.
-        assert!(close(s.class_capacity_bps(ServiceClass::Be), 7_900_000.0));
-        assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
-    }
-
-    /// Σ w·φ and count of the flows active this period, summed afresh.
-    fn recount<T>(s: &CdsScheduler<T>) -> [(f64, u32); 8] {
-        let mut out = [(0.0, 0u32); 8];
-        for (f, p) in s.flows.iter().zip(&s.pecn) {
-            if f.live && (f.offered_bits > 0 || f.len > 0) {
-                let o = &mut out[f.class.index()];
-                o.0 += p.weight * p.phi;
-                o.1 += 1;
-            }
-        }
-        out
-    }
-
-    proptest::proptest! {
-        /// The per-class weight sums the packet path keeps always equal a
-        /// fresh sum over the active flows (up to rounding), across
-        /// enqueues, drains, weight changes, penalties and expiry.
-        #[test]
-        fn incremental_weight_sums_match_a_recount(
-            ops in proptest::collection::vec(
-                (0u8..4, 0u8..8, 0u64..12, 1u32..40_000, 0u64..60_000_000), 1..400),
-        ) {
-            let cfg = QsccpConfig { capacity_bps: 2_000_000, lambda: 2, ..QsccpConfig::default() };
-            let mut s: CdsScheduler<u64> = CdsScheduler::new(cfg, Timestamp::ZERO, 3);
-            let mut now = Timestamp::ZERO;
-            for (op, class, prefix, size, dt) in ops {
-                now += Duration::from_nanos(dt);
-                let class = ServiceClass::ALL[class as usize];
-                match op {
-                    0 | 1 => { let _ = s.enqueue(now, class, prefix, Some(size), prefix); }
-                    2 => { let _ = s.dequeue(now); }
-                    _ => { s.set_flow_weight(class, prefix, 0.25 + f64::from(size % 7)); }
-                }
-                let want = recount(&s);
-                for (c, cls) in s.classes.iter().enumerate() {
-                    proptest::prop_assert_eq!(cls.active_flows, want[c].1, "class {}", c);
-                    proptest::prop_assert!(
-                        (cls.active_wphi - want[c].0).abs() <= 1e-9 * want[c].0.max(1.0),
-                        "class {}: kept {} recount {}", c, cls.active_wphi, want[c].0
-                    );
-                }
-            }
-        }
-    }
-}
+#[path = "pecn_tests.rs"]
+mod tests;

@@ -27,8 +27,10 @@
 
 use super::class::ServiceClass;
 pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
-use super::flows::{self, quantum, Arena, Flow, FlowHasher, FlowPecn, TagIndex};
+use super::flows::{self, quantum, Arena, Flow, FlowHasher, TagIndex};
+use super::pecn::{settle, Frozen};
 use super::ring::Ring;
+use super::vtime::{vt_max, vt_steps};
 use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
 use alloc::vec::Vec;
@@ -46,43 +48,6 @@ const RING_AHEAD: usize = 20;
 /// Ring length below which a pop prefetches nothing: the lines of a few
 /// hundred flows and their head packets stay in L1/L2 between turns.
 const PREFETCH_MIN_FLOWS: usize = 256;
-
-/// Fixed-point scale of SCFQ virtual time: the class with the largest ω
-/// advances 2^20 virtual units per bit.
-const VT_SCALE: f64 = (1u64 << 20) as f64;
-/// Largest per-bit virtual advance (ω ratios beyond 2^10 saturate here);
-/// with sizes below 2^32 bits a tag step stays below 2^62.
-const VT_MAX_STEP: f64 = (1u64 << 30) as f64;
-
-/// Whether virtual time `a` is before `b` (wrapping, like TCP sequence
-/// numbers: tags in use are always within 2^63 of each other).
-fn vt_before(a: u64, b: u64) -> bool {
-    (a.wrapping_sub(b) as i64) < 0
-}
-
-fn vt_max(a: u64, b: u64) -> u64 {
-    if vt_before(a, b) {
-        b
-    } else {
-        a
-    }
-}
-
-/// Virtual units per bit of each delay-tolerant class, ∝ 1/ω_c.
-fn vt_steps(omega: [f64; 5]) -> [u64; 5] {
-    let top = omega
-        .iter()
-        .copied()
-        .filter(|w| w.is_finite())
-        .fold(0.0, f64::max);
-    omega.map(|w| {
-        if top > 0.0 && w.is_finite() && w > 0.0 {
-            libm::round(VT_SCALE * top / w).clamp(1.0, VT_MAX_STEP) as u64
-        } else {
-            VT_MAX_STEP as u64
-        }
-    })
-}
 
 /// One service class: its DRR active list and its SCFQ tags.
 #[derive(Debug, Clone, Default)]
@@ -118,9 +83,8 @@ pub struct CdsScheduler<T> {
     pub(super) cfg: QsccpConfig,
     pub(super) classes: [Class; 8],
     /// The flow table: slot `i` holds a flow iff `index` says it is live
-    /// (`flows[i].live` agrees); `pecn` is parallel, off the packet path.
+    /// (`flows[i].live` agrees).
     pub(super) flows: Vec<Flow>,
-    pub(super) pecn: Vec<FlowPecn>,
     pub(super) hasher: FlowHasher,
     pub(super) index: TagIndex,
     arena: Arena<T>,
@@ -149,6 +113,13 @@ pub struct CdsScheduler<T> {
     /// period check is one integer compare.
     pub(super) period_due_ns: u64,
     pub(super) class_capacity_bps: [f64; 8],
+    /// Current PECN period (wrapping); a flow whose `epoch` is the one
+    /// before has that period's update pending (`pecn.rs`).
+    pub(super) epoch: u16,
+    /// Aggregates of the last closed period, for pending updates.
+    pub(super) frozen: Frozen,
+    /// Flows the period end settles at once (reused buffer).
+    pub(super) boundary: Vec<u32>,
     stats: CdsStats,
 }
 
@@ -164,7 +135,6 @@ impl<T> CdsScheduler<T> {
             cfg,
             classes: Default::default(),
             flows: Vec::new(),
-            pecn: Vec::new(),
             hasher: FlowHasher::new(hash_seed),
             index: TagIndex::default(),
             arena: Arena::default(),
@@ -196,6 +166,9 @@ impl<T> CdsScheduler<T> {
             last_period: now,
             period_due_ns: 0,
             class_capacity_bps: [0.0; 8],
+            epoch: 0,
+            frozen: Frozen::new(&cfg),
+            boundary: Vec::new(),
             stats: CdsStats::default(),
         };
         s.set_period_due();
@@ -247,13 +220,15 @@ impl<T> CdsScheduler<T> {
     pub fn set_flow_weight(&mut self, class: ServiceClass, prefix: u64, weight: f64) -> bool {
         match self.find(class, prefix) {
             Some(id) if weight.is_finite() && weight > 0.0 => {
-                let p = &mut self.pecn[id as usize];
+                // The pending update uses the weight of its period.
+                self.settle_flow(id);
                 let f = &mut self.flows[id as usize];
+                let phi = f.phi(self.frozen.phi_pen);
                 if f.offered_bits != 0 || f.len != 0 {
-                    self.classes[class.index()].active_wphi += (weight - p.weight) * p.phi;
+                    self.classes[class.index()].active_wphi += (weight - f.weight) * phi;
                 }
-                p.weight = weight;
-                f.quantum_bits = quantum(self.cfg.quantum_bits, p);
+                f.weight = weight;
+                f.quantum_bits = quantum(self.cfg.quantum_bits, weight, phi);
                 true
             }
             _ => false,
@@ -303,13 +278,14 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowTableFull,
             });
         };
+        if flow.epoch != self.epoch {
+            settle(&self.frozen, flow);
+        }
         if flow.offered_bits == 0 && flow.len == 0 {
             // First offer of an idle flow this period: it joins the sums.
-            if let Some(p) = self.pecn.get(id as usize) {
-                let cls = &mut self.classes[c];
-                cls.active_wphi += p.weight * p.phi;
-                cls.active_flows += 1;
-            }
+            let cls = &mut self.classes[c];
+            cls.active_wphi += flow.weight * flow.phi(self.frozen.phi_pen);
+            cls.active_flows += 1;
         }
         flow.offered_bits += u64::from(size);
         if flow.len >= self.cfg.flow_queue_capacity {
@@ -584,8 +560,16 @@ impl<T> CdsScheduler<T> {
             *r = 0;
         }
         let flow = self.flows.get_mut(id as usize)?;
+        if flow.epoch != self.epoch {
+            settle(&self.frozen, flow);
+        }
         let q = flows::pop(&mut self.arena, flow)?;
-        let out = (q, flow.class, flow.prefix, flow.rate());
+        let out = (
+            q,
+            flow.class,
+            flow.prefix,
+            flow.has_rate.then_some(flow.rate_bps),
+        );
         flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
         let cls = &mut self.classes[c];
         if flow.len == 0 {
@@ -594,10 +578,8 @@ impl<T> CdsScheduler<T> {
             cls.active.pop_front();
             if flow.offered_bits == 0 {
                 // Drained a backlog of past periods: idle again.
-                if let Some(p) = self.pecn.get(id as usize) {
-                    cls.active_wphi -= p.weight * p.phi;
-                    cls.active_flows -= 1;
-                }
+                cls.active_wphi -= flow.weight * flow.phi(self.frozen.phi_pen);
+                cls.active_flows -= 1;
             }
         }
         cls.queued -= 1;

@@ -1,0 +1,293 @@
+use super::*;
+use crate::qsccp::scheduler::QsccpConfig;
+use crate::time::Duration;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1.0
+}
+
+/// Offers `rate_bps` of expected Data for one period on (class, prefix).
+fn offer(s: &mut CdsScheduler<()>, class: ServiceClass, prefix: u64, rate_bps: u64) {
+    // 100 ms period: rate × 0.1 bits, in 1000-bit Interests.
+    for _ in 0..rate_bps / 10_000 {
+        let _ = s.enqueue(Timestamp::ZERO, class, prefix, Some(1_000), ());
+    }
+}
+
+fn scenario_one() -> CdsScheduler<()> {
+    let cfg = QsccpConfig {
+        delta: [0.2, 0.2, 0.1],
+        flow_queue_capacity: 100_000,
+        dt_class_capacity: 100_000,
+        ..QsccpConfig::default()
+    };
+    let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+    offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
+    offer(&mut s, ServiceClass::Af2, 2, 4_500_000);
+    offer(&mut s, ServiceClass::Af2, 3, 500_000);
+    offer(&mut s, ServiceClass::Af1, 4, 5_000_000);
+    offer(&mut s, ServiceClass::Be, 5, 5_000_000);
+    s.update_rates(Timestamp::from_millis(100));
+    s
+}
+
+#[test]
+fn weight_split_three_two_one_with_ef_cap() {
+    let s = scenario_one();
+    // B' = 0.99·10 M = 9.9 M; EF capped at 0.1·B' = 0.99 M; B_DT = 8.91 M.
+    assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
+    // origin AF2/AF1/BE = 3,2,1 /15 · 8.91 M; AF4, AF3 idle → their 9/15
+    // go to the saturated classes by ω: 4.455 M, 2.97 M, 1.485 M.
+    assert!(close(s.class_capacity_bps(ServiceClass::Af2), 4_455_000.0));
+    assert!(close(s.class_capacity_bps(ServiceClass::Af1), 2_970_000.0));
+    assert!(close(s.class_capacity_bps(ServiceClass::Be), 1_485_000.0));
+    // AF2: base 2.2275 M each; the 0.5 M flow is low-demand, its unused
+    // 1.7275 M goes to the high-demand flow.
+    let r = |c, p| s.flow_rate_bps(c, p).unwrap();
+    assert!(close(r(ServiceClass::Af2, 3), 2_227_500.0));
+    assert!(close(r(ServiceClass::Af2, 2), 2_227_500.0 + 1_727_500.0));
+    assert!(close(r(ServiceClass::Af1, 4), 2_970_000.0));
+    // EF: its class capacity less the default 5% headroom.
+    assert!(close(r(ServiceClass::Ef, 1), 0.95 * 990_000.0));
+}
+
+#[test]
+fn ds_headroom_lowers_only_delay_sensitive_rates() {
+    for h in [0.0, 0.05, 0.2] {
+        let cfg = QsccpConfig {
+            delta: [0.2, 0.2, 0.1],
+            ds_rate_headroom: h,
+            flow_queue_capacity: 100_000,
+            dt_class_capacity: 100_000,
+            ..QsccpConfig::default()
+        };
+        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
+        offer(&mut s, ServiceClass::Be, 5, 9_000_000);
+        s.update_rates(Timestamp::from_millis(100));
+        let ef = s.flow_rate_bps(ServiceClass::Ef, 1).unwrap();
+        assert!(close(ef, (1.0 - h) * 990_000.0), "h {h}: EF {ef}");
+        // The class capacity (and so BE's share) is unchanged.
+        assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
+        let be = s.flow_rate_bps(ServiceClass::Be, 5).unwrap();
+        assert!(close(be, 9_900_000.0 - 990_000.0), "h {h}: BE {be}");
+    }
+}
+
+#[test]
+fn greedy_flow_is_discounted_after_lambda_periods_and_restored() {
+    let cfg = QsccpConfig {
+        flow_queue_capacity: 100_000,
+        dt_class_capacity: 100_000,
+        ..QsccpConfig::default()
+    };
+    let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 1);
+    let mut t = Timestamp::ZERO;
+    for period in 1..=10 {
+        offer(&mut s, ServiceClass::Be, 1, 3_500_000);
+        offer(&mut s, ServiceClass::Be, 2, 3_500_000);
+        offer(&mut s, ServiceClass::Be, 3, 8_000_000);
+        t += Duration::from_millis(100);
+        s.update_rates(t);
+        let phi = s.flow_phi(ServiceClass::Be, 3).unwrap();
+        assert_eq!(s.flow_phi(ServiceClass::Be, 1), Some(1.0));
+        // All high-demand, nothing unused: R = 3.3 M each; 8 M > 1.2·R
+        // every period, 3.5 M is not.
+        assert_eq!(phi, if period < 10 { 1.0 } else { 0.5 }, "period {period}");
+    }
+    // φ = 0.5: Σwφ = 2.5, base of the greedy flow = B·0.5/2.5.
+    offer(&mut s, ServiceClass::Be, 1, 1_000_000);
+    offer(&mut s, ServiceClass::Be, 2, 1_000_000);
+    offer(&mut s, ServiceClass::Be, 3, 1_000_000);
+    t += Duration::from_millis(100);
+    s.update_rates(t);
+    let b = s.class_capacity_bps(ServiceClass::Be);
+    assert!(close(
+        s.flow_rate_bps(ServiceClass::Be, 3).unwrap(),
+        b * 0.5 / 2.5
+    ));
+    // Well-behaved for λ periods: g back to 0 and φ restored.
+    for _ in 0..10 {
+        for p in 1..=3 {
+            offer(&mut s, ServiceClass::Be, p, 1_000_000);
+        }
+        t += Duration::from_millis(100);
+        s.update_rates(t);
+    }
+    assert_eq!(s.flow_phi(ServiceClass::Be, 3), Some(1.0));
+}
+
+#[test]
+fn idle_flows_expire_and_queue_factor_matches_the_code() {
+    let mut s = scenario_one();
+    assert_eq!(s.flow_count(), 5);
+    // Queues are still full, so nothing expires until they drain.
+    let mut t = Timestamp::from_secs_f64(1000.0);
+    loop {
+        match s.dequeue(t) {
+            crate::qsccp::Dequeue::Item(_) => {}
+            crate::qsccp::Dequeue::NotBefore(n) => t = n,
+            crate::qsccp::Dequeue::Empty => break,
+        }
+    }
+    assert!(t < Timestamp::from_secs_f64(1001.0));
+    s.update_rates(t + Duration::from_secs(1));
+    assert_eq!(s.flow_count(), 0);
+    assert!((queue_factor(0.0) - 0.9995).abs() < 1e-3);
+    assert!((queue_factor(0.5) - 0.5576).abs() < 1e-3);
+    assert!((queue_factor(1.0) - 0.116).abs() < 1e-3);
+}
+
+#[test]
+fn authors_code_variant_uses_uncapped_ds_total_and_margin() {
+    let mut cfg = QsccpConfig {
+        delta: [0.2, 0.2, 0.1],
+        variant: PecnVariant::AuthorsCode,
+        flow_queue_capacity: 100_000,
+        dt_class_capacity: 100_000,
+        ..QsccpConfig::default()
+    };
+    cfg.capacity_bps = 10_000_000;
+    let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+    offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
+    offer(&mut s, ServiceClass::Be, 5, 5_000_000);
+    s.update_rates(Timestamp::from_millis(100));
+    // DS total uncapped: B_DT = 9.9 − 2.0 = 7.9 M, all to the only saturated DT class.
+    assert!(close(s.class_capacity_bps(ServiceClass::Be), 7_900_000.0));
+    assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
+}
+
+/// Σ w·φ and count of the flows active this period, summed afresh.
+fn recount<T>(s: &CdsScheduler<T>) -> [(f64, u32); 8] {
+    let mut out = [(0.0, 0u32); 8];
+    for f in &s.flows {
+        let offered = f.epoch == s.epoch && f.offered_bits > 0;
+        if f.live && (offered || f.len > 0) {
+            let o = &mut out[f.class.index()];
+            o.0 += f.weight * f.phi(s.frozen.phi_pen);
+            o.1 += 1;
+        }
+    }
+    out
+}
+
+proptest::proptest! {
+    /// The per-class weight sums the packet path keeps always equal a
+    /// fresh sum over the active flows (up to rounding), across
+    /// enqueues, drains, weight changes, penalties and expiry.
+    #[test]
+    fn incremental_weight_sums_match_a_recount(
+        ops in proptest::collection::vec(
+            (0u8..4, 0u8..8, 0u64..12, 1u32..40_000, 0u64..60_000_000), 1..400),
+    ) {
+        let cfg = QsccpConfig { capacity_bps: 2_000_000, lambda: 2, ..QsccpConfig::default() };
+        let mut s: CdsScheduler<u64> = CdsScheduler::new(cfg, Timestamp::ZERO, 3);
+        let mut now = Timestamp::ZERO;
+        for (op, class, prefix, size, dt) in ops {
+            now += Duration::from_nanos(dt);
+            let class = ServiceClass::ALL[class as usize];
+            match op {
+                0 | 1 => { let _ = s.enqueue(now, class, prefix, Some(size), prefix); }
+                2 => { let _ = s.dequeue(now); }
+                _ => { s.set_flow_weight(class, prefix, 0.25 + f64::from(size % 7)); }
+            }
+            let want = recount(&s);
+            for (c, cls) in s.classes.iter().enumerate() {
+                proptest::prop_assert_eq!(cls.active_flows, want[c].1, "class {}", c);
+                proptest::prop_assert!(
+                    (cls.active_wphi - want[c].0).abs() <= 1e-9 * want[c].0.max(1.0),
+                    "class {}: kept {} recount {}", c, cls.active_wphi, want[c].0
+                );
+            }
+        }
+    }
+}
+
+/// Settles every pending flow now, as an eager period end would, checking
+/// that none changes φ (those must have been settled at the period end).
+fn settle_all<T>(s: &mut CdsScheduler<T>) {
+    let (epoch, frozen) = (s.epoch, s.frozen);
+    for f in s.flows.iter_mut().filter(|f| f.live && f.epoch != epoch) {
+        let phi = f.phi(frozen.phi_pen);
+        settle(&frozen, f);
+        assert_eq!(f.phi(frozen.phi_pen), phi, "a pending update changed φ");
+    }
+}
+
+#[test]
+fn a_pending_update_is_what_the_period_end_computed() {
+    let mut s = scenario_one();
+    let before = s.flow_rate_bps(ServiceClass::Af2, 2);
+    assert!(s.flows.iter().any(|f| f.live && f.epoch != s.epoch));
+    settle_all(&mut s);
+    assert_eq!(s.flow_rate_bps(ServiceClass::Af2, 2), before);
+    assert!(s.flows.iter().all(|f| !f.live || f.epoch == s.epoch));
+}
+
+proptest::proptest! {
+    /// Lazy settlement is invisible: a scheduler whose flows are all
+    /// settled right after every period end (the eager pass) gives the
+    /// same rates, φ, weight sums and dequeued packets, in both variants,
+    /// across enqueues, dequeues, weight changes and flows left untouched
+    /// for several periods.
+    #[test]
+    fn lazy_settlement_matches_eager(
+        code in proptest::bool::ANY,
+        ops in proptest::collection::vec(
+            (0u8..5, 0u8..8, 0u64..3, 1u32..40_000, 0u64..20_000_000), 1..400),
+    ) {
+        let cfg = QsccpConfig {
+            capacity_bps: 500_000,
+            lambda: 2,
+            variant: if code { PecnVariant::AuthorsCode } else { PecnVariant::PaperReconstruction },
+            ..QsccpConfig::default()
+        };
+        let mut lazy: CdsScheduler<u64> = CdsScheduler::new(cfg, Timestamp::ZERO, 5);
+        let mut eager = lazy.clone();
+        let mut now = Timestamp::ZERO;
+        for (op, class, prefix, size, dt) in ops {
+            now += Duration::from_nanos(dt);
+            let class = ServiceClass::ALL[class as usize];
+            match op {
+                0 | 1 => {
+                    let a = lazy.enqueue(now, class, prefix, Some(size), prefix).is_ok();
+                    let b = eager.enqueue(now, class, prefix, Some(size), prefix).is_ok();
+                    proptest::prop_assert_eq!(a, b);
+                }
+                2 => match (lazy.dequeue(now), eager.dequeue(now)) {
+                    (crate::qsccp::Dequeue::Item(a), crate::qsccp::Dequeue::Item(b)) => {
+                        proptest::prop_assert_eq!(
+                            (a.item, a.class, a.prefix, a.size_bits, a.target_rate_bps),
+                            (b.item, b.class, b.prefix, b.size_bits, b.target_rate_bps)
+                        );
+                    }
+                    (a, b) => proptest::prop_assert_eq!(
+                        core::mem::discriminant(&a),
+                        core::mem::discriminant(&b)
+                    ),
+                },
+                3 => {
+                    let w = 0.25 + f64::from(size % 7);
+                    let a = lazy.set_flow_weight(class, prefix, w);
+                    proptest::prop_assert_eq!(a, eager.set_flow_weight(class, prefix, w));
+                }
+                _ => {
+                    lazy.on_interest_received(now, 100);
+                    eager.on_interest_received(now, 100);
+                }
+            }
+            settle_all(&mut eager);
+            for c in ServiceClass::ALL {
+                for p in 0..3 {
+                    proptest::prop_assert_eq!(lazy.flow_rate_bps(c, p), eager.flow_rate_bps(c, p));
+                    proptest::prop_assert_eq!(lazy.flow_phi(c, p), eager.flow_phi(c, p));
+                }
+                proptest::prop_assert_eq!(lazy.class_capacity_bps(c), eager.class_capacity_bps(c));
+            }
+            for (a, b) in lazy.classes.iter().zip(&eager.classes) {
+                proptest::prop_assert_eq!(a.active_wphi, b.active_wphi);
+                proptest::prop_assert_eq!(a.active_flows, b.active_flows);
+            }
+        }
+    }
+}
