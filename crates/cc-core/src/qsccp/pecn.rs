@@ -23,9 +23,10 @@
 //! multiplied by the authors' σ of their own queue occupancy in both
 //! variants ([D]): headroom alone drains a DS queue that a burst filled at
 //! 5% of the class rate (20 EF Interests for 8 KB Data behind a 1 Mbit/s
-//! bucket: 26 s of EF delay on the testbed), while σ (0.999 empty, 0.93 at
-//! a quarter, 0.56 at half, 0.12 full) drains it within about a second and
-//! leaves an empty queue's rate as it was.
+//! bucket: 26 s of EF delay on the testbed), while σ (normalised: 1 empty,
+//! 0.93 at a quarter, 0.56 at half, 0.12 full) drains ten queued EF
+//! Interests in about 1.5 s (computed) and leaves an empty queue's rate as
+//! it was.
 //! Rates are expected Data rates (bit/s): offered Interests count their Dsz.
 //! A flow that offered nothing in a period and has an empty queue is
 //! forgotten, as in the authors' code.
