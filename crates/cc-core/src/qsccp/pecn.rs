@@ -23,7 +23,7 @@
 //! multiplied by the authors' σ of their own queue occupancy in both
 //! variants ([D]): headroom alone drains a DS queue that a burst filled at
 //! 5% of the class rate (20 EF Interests for 8 KB Data behind a 1 Mbit/s
-//! bucket: 26 s of EF delay on the testbed), while σ (normalised: 1 empty,
+//! bucket drain in 26 s), while σ (normalised: 1 empty,
 //! 0.93 at a quarter, 0.56 at half, 0.12 full) drains ten queued EF
 //! Interests in about 1.5 s (computed) and leaves an empty queue's rate as
 //! it was.
