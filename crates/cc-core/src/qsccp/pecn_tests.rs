@@ -47,8 +47,11 @@ fn weight_split_three_two_one_with_ef_cap() {
     assert!(close(r(ServiceClass::Af2, 3), 2_227_500.0));
     assert!(close(r(ServiceClass::Af2, 2), 2_227_500.0 + 1_727_500.0));
     assert!(close(r(ServiceClass::Af1, 4), 2_970_000.0));
-    // EF: its class capacity less the default 5% headroom.
-    assert!(close(r(ServiceClass::Ef, 1), 0.95 * 990_000.0));
+    // EF: its class capacity less the default 5% headroom, times σ of its
+    // 200 queued Interests (of 100 000).
+    let sigma = ds_queue_factor(200.0 / 100_000.0);
+    assert!(sigma < 1.0 && sigma > 0.999);
+    assert!(close(r(ServiceClass::Ef, 1), 0.95 * 990_000.0 * sigma));
 }
 
 #[test]
@@ -66,12 +69,48 @@ fn ds_headroom_lowers_only_delay_sensitive_rates() {
         offer(&mut s, ServiceClass::Be, 5, 9_000_000);
         s.update_rates(Timestamp::from_millis(100));
         let ef = s.flow_rate_bps(ServiceClass::Ef, 1).unwrap();
-        assert!(close(ef, (1.0 - h) * 990_000.0), "h {h}: EF {ef}");
+        let sigma = ds_queue_factor(200.0 / 100_000.0);
+        assert!(close(ef, (1.0 - h) * 990_000.0 * sigma), "h {h}: EF {ef}");
         // The class capacity (and so BE's share) is unchanged.
         assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
         let be = s.flow_rate_bps(ServiceClass::Be, 5).unwrap();
         assert!(close(be, 9_900_000.0 - 990_000.0), "h {h}: BE {be}");
     }
+}
+
+/// A DS queue that a burst filled is drained quickly: its rate follows σ
+/// of the occupancy at the period end (1 when empty), DT rates do not.
+#[test]
+fn delay_sensitive_rate_falls_with_its_own_backlog() {
+    let cfg = QsccpConfig {
+        delta: [0.2, 0.2, 0.1],
+        flow_queue_capacity: 20,
+        ..QsccpConfig::default()
+    };
+    let ef_at = |queued: u64| {
+        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        for _ in 0..queued {
+            s.enqueue(Timestamp::ZERO, ServiceClass::Ef, 1, Some(64_000), ())
+                .unwrap();
+        }
+        for _ in 0..20 {
+            s.enqueue(Timestamp::ZERO, ServiceClass::Be, 5, Some(64_000), ())
+                .unwrap();
+        }
+        s.update_rates(Timestamp::from_millis(100));
+        let be = s.flow_rate_bps(ServiceClass::Be, 5).unwrap();
+        (s.flow_rate_bps(ServiceClass::Ef, 1).unwrap(), be)
+    };
+    assert!(ds_queue_factor(0.0) == 1.0);
+    // Two queued 64 kbit Data already offer more than the 0.99 Mbit/s cap,
+    // so eq. 4 gives BE the same capacity in every case below.
+    let (two, be_two) = ef_at(2);
+    assert!(close(two, 0.95 * 990_000.0 * ds_queue_factor(0.1)));
+    assert!(two > 0.97 * 0.95 * 990_000.0);
+    let (half, be_half) = ef_at(10);
+    let (full, _) = ef_at(20);
+    assert!(half < 0.6 * two && full < 0.15 * two, "{two} {half} {full}");
+    assert!(close(be_two, be_half));
 }
 
 #[test]
