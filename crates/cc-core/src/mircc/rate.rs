@@ -314,6 +314,11 @@ impl Inflation {
     pub fn data_bytes(&self) -> Option<f64> {
         (self.data_bytes > 0.0).then_some(self.data_bytes)
     }
+    /// The EWMA of the Interests sent on the link, bytes (`None` before the
+    /// first Interest).
+    pub fn interest_bytes(&self) -> Option<f64> {
+        (self.interest_bytes > 0.0).then_some(self.interest_bytes)
+    }
     /// The current factor ι (≥ a tiny positive value).
     pub fn factor(&self) -> f64 {
         if self.interest_bytes > 0.0 && self.data_bytes > 0.0 {

@@ -16,6 +16,7 @@
 use cc_core::mircc::{path::fold_path_id, Inflation, InterestShaper, ShaperConfig, ShaperVerdict};
 use cc_core::rcp::RcpConfig;
 use cc_core::{AnyLinkLaw, Duration, LawKind, LinkLaw, LinkLawConfig, LinkSample, Timestamp};
+use icn_tlv::types::MAX_NDN_PACKET_SIZE;
 use icn_tlv::{CcFields, TrafficClass};
 
 use super::config::{CcConfig, CcScheme};
@@ -71,7 +72,7 @@ impl RateFace {
             .unwrap_or_else(|| AnyLinkLaw::Rcp(cc_core::rcp::RcpLink::new(lcfg.rcp, capacity_bps)));
         let m = lcfg.mircc;
         let inflation = Inflation::new(m.inflation_gain, m.initial_inflation);
-        let mut shaper = InterestShaper::new(
+        let shaper = InterestShaper::new(
             ShaperConfig {
                 max_queue: cfg.mircc.shaper_queue.max(1),
                 data_share: cfg.mircc.data_share,
@@ -79,7 +80,6 @@ impl RateFace {
             },
             capacity_bps,
         );
-        shaper.set_inflation(inflation.factor());
         RateFace {
             dual,
             law,
@@ -94,6 +94,26 @@ impl RateFace {
             cut_short: false,
             capacity_bps,
         }
+    }
+
+    /// The factor the shaper books each Interest with: the measured ι once
+    /// a Data came back; before that, the largest Data an Interest may bring
+    /// (MAX_NDN_PACKET_SIZE) over the Interest size. With ι's initial 1.0
+    /// the shaper booked Interest-sized Data and let the consumers' first
+    /// rate (η·C primary plus η·C secondary each) through unpaced: 22-31
+    /// Data of 8 KB queued at the upstream node within 100 ms on the
+    /// testbed dumbbell, and drained only if the rates settled below C
+    /// (p95 bottleneck queue 58-65 ms in 2 of 11 runs, 3.2 ms otherwise).
+    fn booking_factor(&self, interest_bytes: u32) -> f64 {
+        if self.inflation.data_bytes().is_some() {
+            return self.inflation.factor();
+        }
+        let i = self
+            .inflation
+            .interest_bytes()
+            .unwrap_or(f64::from(interest_bytes))
+            .max(1.0);
+        MAX_NDN_PACKET_SIZE as f64 / i
     }
 
     pub(crate) fn set_capacity(&mut self, c: f64) {
@@ -155,6 +175,9 @@ impl RateFace {
             TrafficClass::Secondary => cc_core::mircc::TrafficClass::Secondary,
         };
         self.end_period_on_arrival(now);
+        if self.inflation.data_bytes().is_none() {
+            self.shaper.set_inflation(self.booking_factor(size));
+        }
         match self.shaper.enqueue(now, pkt, class, size) {
             ShaperVerdict::Queued => InterestAdmission::Queued,
             ShaperVerdict::QueuedEvicting(victim) => InterestAdmission::QueuedEvicting {
@@ -172,7 +195,7 @@ impl RateFace {
         match self.shaper.dequeue(now) {
             Some((pkt, _, size)) => {
                 self.inflation.on_interest(size);
-                self.shaper.set_inflation(self.inflation.factor());
+                self.shaper.set_inflation(self.booking_factor(size));
                 HookDequeue::Item(pkt)
             }
             None => match self.shaper.next_release_time() {
@@ -359,6 +382,55 @@ mod tests {
         f.handle_timeout(t1 + Duration::from_millis(130));
         f.primary_bytes = bytes(38e6, 30);
         assert!(f.end_period_on_arrival(t1 + Duration::from_millis(160)));
+    }
+
+    fn interest(bytes: usize) -> OutPacket {
+        OutPacket {
+            kind: crate::engine::PacketKind::Interest,
+            wire: bytes::Bytes::from(vec![5u8; bytes]),
+            pit_token: None,
+            nack: None,
+            congestion_mark: 0,
+            cc: CcFields::default(),
+            enqueued_at: Timestamp::ZERO,
+            ingress: crate::engine::FaceId(1),
+        }
+    }
+
+    /// Interests released by `f` from `t0` until `t0 + ms`, polled each 1 ms.
+    fn released_within(f: &mut RateFace, t0: Timestamp, ms: u64) -> usize {
+        let mut n = 0;
+        for k in 0..=ms {
+            while let HookDequeue::Item(_) = f.dequeue(t0 + Duration::from_millis(k)) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn before_any_data_the_shaper_books_the_largest_data() {
+        for scheme in [CcScheme::Mircc, CcScheme::Rcp] {
+            let cfg = CcConfig {
+                scheme,
+                ..CcConfig::default()
+            };
+            let t0 = Timestamp::ZERO;
+            let mut f = RateFace::new(scheme, &cfg, 20e6, t0);
+            f.handle_timeout(t0);
+            for _ in 0..50 {
+                let _ = f.admit(t0, interest(60));
+            }
+            // 8800-byte Data at 20 Mbit/s: one Interest per 3.52 ms, so
+            // 10 ms let about 3 go (plus the shaper's 2 ms burst), not 50.
+            let early = released_within(&mut f, t0, 10);
+            assert!((2..=6).contains(&early), "{scheme:?}: {early} in 10 ms");
+            // Once Data of 1000 bytes come back, the measured ι applies.
+            f.on_data(t0, 1000, Some(Duration::from_millis(20)));
+            let t1 = t0 + Duration::from_millis(11);
+            let later = released_within(&mut f, t1, 10);
+            assert!(later >= 20, "{scheme:?}: {later} in 10 ms after Data");
+        }
     }
 
     #[test]
