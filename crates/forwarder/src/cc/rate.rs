@@ -99,11 +99,11 @@ impl RateFace {
     /// The factor the shaper books each Interest with: the measured ι once
     /// a Data came back; before that, the largest Data an Interest may bring
     /// (MAX_NDN_PACKET_SIZE) over the Interest size. With ι's initial 1.0
-    /// the shaper booked Interest-sized Data and let the consumers' first
-    /// rate (η·C primary plus η·C secondary each) through unpaced: 22-31
-    /// Data of 8 KB queued at the upstream node within 100 ms on the
-    /// testbed dumbbell, and drained only if the rates settled below C
-    /// (p95 bottleneck queue 58-65 ms in 2 of 11 runs, 3.2 ms otherwise).
+    /// the shaper booked Interest-sized Data, so nothing paced the first
+    /// RTT of Interests. (This alone does not remove the start-up backlog
+    /// of the testbed dumbbell: 22-31 Data of 8 KB queued at the upstream
+    /// node 100 ms in, before and after this change; it drains only when
+    /// the rates settle below C, not in about 1 run of 5.)
     fn booking_factor(&self, interest_bytes: u32) -> f64 {
         if self.inflation.data_bytes().is_some() {
             return self.inflation.factor();
