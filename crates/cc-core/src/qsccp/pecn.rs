@@ -20,13 +20,15 @@
 //! Delay-sensitive flows' R is lowered by `ds_rate_headroom` (default 5%)
 //! so that their class queue, served by a token bucket at δ_c·η·B, runs
 //! below load 1 and stays empty on real links ([D], see the field), and
-//! multiplied by the authors' σ of their own queue occupancy in both
-//! variants ([D]): headroom alone drains a DS queue that a burst filled at
-//! 5% of the class rate (20 EF Interests for 8 KB Data behind a 1 Mbit/s
-//! bucket drain in 26 s), while σ (normalised: 1 empty,
-//! 0.93 at a quarter, 0.56 at half, 0.12 full) drains ten queued EF
-//! Interests in about 1.5 s (computed) and leaves an empty queue's rate as
-//! it was.
+//! in the paper variant multiplied by the authors' σ of their class's
+//! queue occupancy at the period end ([D]; queued Interests over `vq` per
+//! backlogged flow, so a one-flow class sees its flow's own queue):
+//! headroom alone drains a DS queue that a burst filled at 5% of the class
+//! rate (20 EF Interests for 8 KB Data behind a 1 Mbit/s bucket drain in
+//! 26 s), while σ (normalised: 1 empty, 0.93 at a quarter, 0.56 at half,
+//! 0.12 full) drains ten queued EF Interests in about 1.5 s (computed) and
+//! leaves an empty queue's rate as it was. Being per class, it is frozen
+//! with the other class aggregates and needs no eager per-flow work.
 //! Rates are expected Data rates (bit/s): offered Interests count their Dsz.
 //! A flow that offered nothing in a period and has an empty queue is
 //! forgotten, as in the authors' code.
@@ -41,9 +43,8 @@
 //! period end, because nothing a flow's update reads changes before it
 //! runs. The one exception is φ, which feeds the next period's
 //! Σ w·φ: the flows whose φ may change this period (g one step from λ or
-//! from 0) are settled at the period end, as are the delay-sensitive flows
-//! and all flows in the authors' variant (σ needs the queue length at the
-//! period end).
+//! from 0) are settled at the period end, as are all flows in the authors'
+//! variant (its per-flow σ needs the queue length at the period end).
 
 use super::class::ServiceClass;
 use super::config::QsccpConfig;
@@ -71,8 +72,8 @@ pub fn queue_factor(occupancy: f64) -> f64 {
     (core::f64::consts::FRAC_PI_2 - libm::atan(8.0 * occupancy - 4.0)) / 3.0 + 0.034
 }
 
-/// σ normalised to 1 for an empty queue, for delay-sensitive flows in the
-/// paper variant: an empty EF queue keeps exactly its headroom rate.
+/// σ normalised to 1 for an empty queue, for delay-sensitive classes in
+/// the paper variant: an empty EF queue keeps exactly its headroom rate.
 pub fn ds_queue_factor(occupancy: f64) -> f64 {
     queue_factor(occupancy) / queue_factor(0.0)
 }
@@ -98,7 +99,8 @@ pub(super) struct Frozen {
     per_weight: [f64; 8],
     /// unused_c / Σ_H w (eq. 8), so a flow's share is one multiply.
     unused_per_weight: [f64; 8],
-    /// 1 − `ds_rate_headroom` for DS classes, 1 for DT.
+    /// 1 − `ds_rate_headroom` for DS classes (times σ of the class queue
+    /// in the paper variant, refreshed every period), 1 for DT.
     class_factor: [f64; 8],
     /// 1 / period length, s⁻¹.
     inv_dt: f64,
@@ -111,8 +113,7 @@ pub(super) struct Frozen {
     /// φ goes back to 1 when g reaches 0 (paper variant with `restore_phi`).
     restore: bool,
     quantum_bits: u32,
-    /// Per-flow virtual queue capacity (σ's denominator: authors' variant,
-    /// and delay-sensitive flows in both).
+    /// Per-flow virtual queue capacity (σ's denominator).
     vq: f64,
 }
 
@@ -153,9 +154,6 @@ fn period_rate(frz: &Frozen, f: &Flow) -> (f64, f64) {
     if phi >= 1.0 && f.greedy < frz.lambda && y >= frz.gamma * base {
         r += frz.unused_per_weight[c] * f.weight;
     }
-    if f.class.is_delay_sensitive() {
-        r *= ds_queue_factor(f64::from(f.len) / frz.vq);
-    }
     (r * frz.class_factor[c], y)
 }
 
@@ -170,7 +168,7 @@ fn code_rate(frz: &Frozen, f: &Flow, base: f64, y: f64) -> f64 {
     if phi >= 1.0 && base > 0.0 && y / base > 0.8 {
         r += frz.unused_per_weight[c] * f.weight;
     }
-    if phi >= 1.0 || f.class.is_delay_sensitive() {
+    if phi >= 1.0 {
         r *= queue_factor(f64::from(f.len) / frz.vq);
     }
     r * frz.class_factor[c]
@@ -215,14 +213,13 @@ pub(super) fn settle(frz: &Frozen, f: &mut Flow) {
 }
 
 /// Whether [`settle`] may change φ of `f` (so the period end must run it):
-/// a penalty needs g to reach λ, a restore needs g to reach 0; σ (authors'
-/// variant, and delay-sensitive flows in both) needs the queue length at
-/// the period end.
+/// a penalty needs g to reach λ, a restore needs g to reach 0; the
+/// authors' σ needs the queue length at the period end.
 #[inline]
 fn settle_now(frz: &Frozen, f: &Flow) -> bool {
     let penalty = !f.penalised && f.greedy.saturating_add(1) >= frz.lambda;
     let restore = f.penalised && frz.restore && f.greedy <= 1;
-    frz.code || penalty || restore || f.class.is_delay_sensitive()
+    frz.code || penalty || restore
 }
 
 impl<T> CdsScheduler<T> {
@@ -361,6 +358,15 @@ impl<T> CdsScheduler<T> {
         self.frozen.per_weight = per_weight;
         self.frozen.unused_per_weight = unused_per_weight;
         self.frozen.inv_dt = inv_dt;
+        if !code {
+            let h = cfg.ds_rate_headroom.clamp(0.0, 0.5);
+            for c in ServiceClass::ALL.iter().filter(|c| c.is_delay_sensitive()) {
+                let c = c.index();
+                let backlogged = f64::from(next_flows[c].max(1));
+                let occupancy = f64::from(self.classes[c].queued) / (self.frozen.vq * backlogged);
+                self.frozen.class_factor[c] = (1.0 - h) * ds_queue_factor(occupancy);
+            }
+        }
         // Flows whose φ may change are settled now: the next period's Σ w·φ
         // needs their new φ.
         for i in 0..self.boundary.len() {
