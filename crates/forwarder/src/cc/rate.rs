@@ -320,20 +320,27 @@ impl RateFace {
 mod tests {
     use super::*;
 
-    /// A face of `scheme` on a 20 Mbit/s link that has seen one 8100-byte
-    /// Data and run one period with five flows at η·C each (eq. 1's factor
-    /// goes negative).
-    fn overloaded(scheme: CcScheme) -> RateFace {
+    /// A face of `scheme` on a `capacity_bps` link, its first update run at
+    /// time zero, and the control period.
+    fn started(scheme: CcScheme, capacity_bps: f64) -> (RateFace, Duration) {
         let cfg = CcConfig {
             scheme,
             ..CcConfig::default()
         };
+        let mut f = RateFace::new(scheme, &cfg, capacity_bps, Timestamp::ZERO);
+        f.handle_timeout(Timestamp::ZERO);
+        (f, cfg.period())
+    }
+
+    /// A face of `scheme` on a 20 Mbit/s link that has seen one 8100-byte
+    /// Data and run one period with five flows at η·C each (eq. 1's factor
+    /// goes negative).
+    fn overloaded(scheme: CcScheme) -> RateFace {
         let t0 = Timestamp::ZERO;
-        let mut f = RateFace::new(scheme, &cfg, 20e6, t0);
-        f.handle_timeout(t0);
+        let (mut f, period) = started(scheme, 20e6);
         f.on_data(t0, 8100, Some(Duration::from_millis(20)));
         f.primary_bytes = (5.0 * 19e6 * 0.1 / 8.0) as u64;
-        f.handle_timeout(t0 + cfg.period());
+        f.handle_timeout(t0 + period);
         f
     }
 
@@ -341,15 +348,10 @@ mod tests {
 
     /// A face of `scheme` on 10 Mbit/s, one period in, one Data seen.
     fn settled(scheme: CcScheme) -> (RateFace, Timestamp) {
-        let cfg = CcConfig {
-            scheme,
-            ..CcConfig::default()
-        };
         let t0 = Timestamp::ZERO;
-        let mut f = RateFace::new(scheme, &cfg, 10e6, t0);
-        f.handle_timeout(t0);
+        let (mut f, period) = started(scheme, 10e6);
         f.on_data(t0, 8100, Some(Duration::from_millis(20)));
-        let t1 = t0 + cfg.period();
+        let t1 = t0 + period;
         f.primary_bytes = (9.5e6 * 0.1 / 8.0) as u64;
         f.handle_timeout(t1);
         (f, t1)
@@ -411,13 +413,8 @@ mod tests {
     #[test]
     fn before_any_data_the_shaper_books_the_largest_data() {
         for scheme in [CcScheme::Mircc, CcScheme::Rcp] {
-            let cfg = CcConfig {
-                scheme,
-                ..CcConfig::default()
-            };
             let t0 = Timestamp::ZERO;
-            let mut f = RateFace::new(scheme, &cfg, 20e6, t0);
-            f.handle_timeout(t0);
+            let (mut f, _) = started(scheme, 20e6);
             for _ in 0..50 {
                 let _ = f.admit(t0, interest(60));
             }
