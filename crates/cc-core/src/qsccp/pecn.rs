@@ -102,6 +102,8 @@ pub(super) struct Frozen {
     /// 1 − `ds_rate_headroom` for DS classes (times σ of the class queue
     /// in the paper variant, refreshed every period), 1 for DT.
     class_factor: [f64; 8],
+    /// 1 − `ds_rate_headroom` (clamped), the DS part of `class_factor`.
+    ds_headroom: f64,
     /// 1 / period length, s⁻¹.
     inv_dt: f64,
     /// φ of a penalised flow.
@@ -121,11 +123,12 @@ impl Frozen {
     /// No period closed yet: the constants only.
     pub(super) fn new(cfg: &QsccpConfig) -> Self {
         let code = cfg.variant == PecnVariant::AuthorsCode;
-        let h = cfg.ds_rate_headroom.clamp(0.0, 0.5);
+        let ds_headroom = 1.0 - cfg.ds_rate_headroom.clamp(0.0, 0.5);
         Frozen {
             per_weight: [0.0; 8],
             unused_per_weight: [0.0; 8],
-            class_factor: core::array::from_fn(|c| if c < 3 { 1.0 - h } else { 1.0 }),
+            class_factor: core::array::from_fn(|c| if c < 3 { ds_headroom } else { 1.0 }),
+            ds_headroom,
             inv_dt: 0.0,
             phi_pen: cfg.phi_penalty.clamp(1e-3, 1.0),
             gamma: cfg.gamma,
@@ -359,12 +362,11 @@ impl<T> CdsScheduler<T> {
         self.frozen.unused_per_weight = unused_per_weight;
         self.frozen.inv_dt = inv_dt;
         if !code {
-            let h = cfg.ds_rate_headroom.clamp(0.0, 0.5);
             for c in ServiceClass::ALL.iter().filter(|c| c.is_delay_sensitive()) {
                 let c = c.index();
                 let backlogged = f64::from(next_flows[c].max(1));
                 let occupancy = f64::from(self.classes[c].queued) / (self.frozen.vq * backlogged);
-                self.frozen.class_factor[c] = (1.0 - h) * ds_queue_factor(occupancy);
+                self.frozen.class_factor[c] = self.frozen.ds_headroom * ds_queue_factor(occupancy);
             }
         }
         // Flows whose φ may change are settled now: the next period's Σ w·φ
