@@ -204,7 +204,7 @@ impl FwdOps for EngineOps<'_> {
             .map(|(id, f)| FaceState {
                 face_id: id.0,
                 capacity_bps: f.params.capacity_bps,
-                queue_interests: f.queue.interest_packets as u64,
+                queue_interests: (f.queue.interest_packets + f.queue.cc_held_interests) as u64,
                 queue_interest_bytes: f.queue.interest_bytes as u64,
                 queue_data: f.queue.data_packets as u64,
                 queue_data_bytes: f.queue.data_bytes as u64,

@@ -30,7 +30,7 @@ impl<T> MirccLink<T> {
     pub fn new(cfg: MirccConfig, shaper: ShaperConfig, capacity_bps: f64) -> Self {
         let inflation = Inflation::new(cfg.inflation_gain, cfg.initial_inflation);
         let mut shaper = InterestShaper::new(shaper, capacity_bps);
-        shaper.set_inflation(inflation.factor());
+        shaper.set_inflation(inflation.booking_factor());
         MirccLink {
             rate: MirccRate::new(cfg, capacity_bps),
             inflation,
@@ -63,7 +63,7 @@ impl<T> MirccLink<T> {
     pub fn dequeue(&mut self, now: Timestamp) -> Option<(T, TrafficClass)> {
         let (item, class, size) = self.shaper.dequeue(now)?;
         self.inflation.on_interest(size);
-        self.shaper.set_inflation(self.inflation.factor());
+        self.shaper.set_inflation(self.inflation.booking_factor());
         Some((item, class))
     }
 
@@ -76,7 +76,7 @@ impl<T> MirccLink<T> {
     /// measured (PIT in-record age).
     pub fn on_data(&mut self, _now: Timestamp, data_bytes: u32, rtt: Option<Duration>) {
         self.inflation.on_data(data_bytes);
-        self.shaper.set_inflation(self.inflation.factor());
+        self.shaper.set_inflation(self.inflation.booking_factor());
         if let Some(r) = rtt {
             let s = r.as_secs_f64();
             let g = self.rate.config().rtt_gain;

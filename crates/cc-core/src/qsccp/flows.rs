@@ -110,8 +110,10 @@ pub(super) struct Flow {
     /// DRR deficit; saturating, and any deficit ≥ the head size suffices.
     pub(super) deficit_bits: u32,
     /// PECN period (wrapping) that `offered_bits` counts; the flow's rate,
-    /// g and φ are settled through the period before it (`pecn.rs`).
-    pub(super) epoch: u16,
+    /// g and φ are settled through the period before it (`pecn.rs`). One
+    /// byte suffices: every period end settles a flow still pending, so a
+    /// live flow is never more than one period behind.
+    pub(super) epoch: u8,
     pub(super) class: ServiceClass,
     /// Greedy counter g (eq. 9), 0..=λ.
     pub(super) greedy: u8,
@@ -120,6 +122,10 @@ pub(super) struct Flow {
     pub(super) has_rate: bool,
     /// φ = `phi_penalty` if set, else 1 (the only two values eq. 9 gives).
     pub(super) penalised: bool,
+    /// Queue occupancy (len / flow queue capacity, capped at 1, in 255ths)
+    /// at the end of period `epoch − 1`: the σ factor of the flow's pending
+    /// update (`pecn.rs`) reads it, so settling late gives the same rate.
+    pub(super) vq_fill: u8,
     pub(super) prefix: u64,
     /// Expected Data bits offered in period `epoch` (including refused).
     pub(super) offered_bits: u64,
@@ -145,6 +151,7 @@ impl Flow {
         live: false,
         has_rate: false,
         penalised: false,
+        vq_fill: 0,
         prefix: 0,
         offered_bits: 0,
         rate_bps: 0.0,

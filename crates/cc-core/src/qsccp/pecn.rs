@@ -29,6 +29,12 @@
 //! 0.12 full) drains ten queued EF Interests in about 1.5 s (computed) and
 //! leaves an empty queue's rate as it was. Being per class, it is frozen
 //! with the other class aggregates and needs no eager per-flow work.
+//! Delay-tolerant flows that are not penalised get R × normalised σ of
+//! their own queue occupancy at the period end (`dt_queue_factor`, [D],
+//! the authors' P8 for DT flows): without it the DT rates sum to what the
+//! final bucket serves and a queue that jitter built never drains. The
+//! occupancy is stored in the flow at the period end, so a late settlement
+//! still scales by it.
 //! Rates are expected Data rates (bit/s): offered Interests count their Dsz.
 //! A flow that offered nothing in a period and has an empty queue is
 //! forgotten, as in the authors' code.
@@ -72,10 +78,20 @@ pub fn queue_factor(occupancy: f64) -> f64 {
     (core::f64::consts::FRAC_PI_2 - libm::atan(8.0 * occupancy - 4.0)) / 3.0 + 0.034
 }
 
-/// σ normalised to 1 for an empty queue, for delay-sensitive classes in
-/// the paper variant: an empty EF queue keeps exactly its headroom rate.
+/// σ normalised to 1 for an empty queue, for the paper variant (DS
+/// classes by class occupancy, DT flows by their own): an empty queue
+/// keeps exactly the rate eq. 8 gives.
 pub fn ds_queue_factor(occupancy: f64) -> f64 {
     queue_factor(occupancy) / queue_factor(0.0)
+}
+
+/// Steps of the stored queue occupancy ([`Flow::vq_fill`]).
+const FILL_STEPS: usize = 255;
+
+/// A flow's queue occupancy at a period end, in 255ths of `vq`.
+fn vq_fill(len: u32, vq: f64) -> u8 {
+    let x = (f64::from(len) / vq).clamp(0.0, 1.0);
+    libm::round(x * FILL_STEPS as f64) as u8
 }
 
 /// `x` as f64 (one signed convert: counters stay far below 2^63).
@@ -117,6 +133,10 @@ pub(super) struct Frozen {
     quantum_bits: u32,
     /// Per-flow virtual queue capacity (σ's denominator).
     vq: f64,
+    /// Normalised σ of each stored occupancy, for DT flows in the paper
+    /// variant (all 1 when `dt_queue_factor` is off): no `atan` on the
+    /// packet path.
+    dt_sigma: [f64; FILL_STEPS + 1],
 }
 
 impl Frozen {
@@ -138,6 +158,13 @@ impl Frozen {
             restore: cfg.restore_phi && !code,
             quantum_bits: cfg.quantum_bits,
             vq: f64::from(cfg.flow_queue_capacity.max(1)),
+            dt_sigma: core::array::from_fn(|i| {
+                if cfg.dt_queue_factor && !code {
+                    ds_queue_factor(i as f64 / FILL_STEPS as f64)
+                } else {
+                    1.0
+                }
+            }),
         }
     }
 }
@@ -154,8 +181,13 @@ fn period_rate(frz: &Frozen, f: &Flow) -> (f64, f64) {
         return (code_rate(frz, f, base, y), y);
     }
     let mut r = base;
-    if phi >= 1.0 && f.greedy < frz.lambda && y >= frz.gamma * base {
-        r += frz.unused_per_weight[c] * f.weight;
+    if phi >= 1.0 {
+        if f.greedy < frz.lambda && y >= frz.gamma * base {
+            r += frz.unused_per_weight[c] * f.weight;
+        }
+        if c >= 3 {
+            r *= frz.dt_sigma[usize::from(f.vq_fill)];
+        }
     }
     (r * frz.class_factor[c], y)
 }
@@ -322,6 +354,8 @@ impl<T> CdsScheduler<T> {
                 self.remove_flow(id as u32);
                 continue;
             }
+            // The occupancy this period's update scales by (σ, DT flows).
+            f.vq_fill = vq_fill(f.len, self.frozen.vq);
             let c = f.class.index();
             let phi = f.phi(pen);
             let base = per_weight[c] * (f.weight * phi);

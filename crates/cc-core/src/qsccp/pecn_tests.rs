@@ -14,11 +14,14 @@ fn offer(s: &mut CdsScheduler<()>, class: ServiceClass, prefix: u64, rate_bps: u
     }
 }
 
+/// QSCCP scenario 1's offers, with the paper's DT rates (no σ on DT
+/// flows: the hand-computed figures below are eqs. 1-8's).
 fn scenario_one() -> CdsScheduler<()> {
     let cfg = QsccpConfig {
         delta: [0.2, 0.2, 0.1],
         flow_queue_capacity: 100_000,
         dt_class_capacity: 100_000,
+        dt_queue_factor: false,
         ..QsccpConfig::default()
     };
     let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
@@ -54,6 +57,55 @@ fn weight_split_three_two_one_with_ef_cap() {
     assert!(close(r(ServiceClass::Ef, 1), 0.95 * 990_000.0 * sigma));
 }
 
+/// Two BE flows offering the same expected Data, one with half its queue
+/// capacity still queued at the period end, the other with one Interest:
+/// each R is eq. 8's times normalised σ of its own occupancy, the same for
+/// an update settled late, and equal again with `dt_queue_factor` off.
+#[test]
+fn dt_rate_follows_its_own_queue() {
+    for on in [true, false] {
+        let cfg = QsccpConfig {
+            flow_queue_capacity: 20,
+            dt_queue_factor: on,
+            ..QsccpConfig::default()
+        };
+        let mut s: CdsScheduler<()> = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        for _ in 0..10 {
+            s.enqueue(Timestamp::ZERO, ServiceClass::Be, 1, Some(1_000), ())
+                .unwrap();
+        }
+        s.enqueue(Timestamp::ZERO, ServiceClass::Be, 2, Some(10_000), ())
+            .unwrap();
+        s.update_rates(Timestamp::from_millis(100));
+        let long = s.flow_rate_bps(ServiceClass::Be, 1).unwrap();
+        let short = s.flow_rate_bps(ServiceClass::Be, 2).unwrap();
+        // Both low-demand: base = B_BE / 2 each.
+        let base = s.class_capacity_bps(ServiceClass::Be) / 2.0;
+        let sigma = |len: u32| {
+            if on {
+                ds_queue_factor(f64::from(vq_fill(len, 20.0)) / 255.0)
+            } else {
+                1.0
+            }
+        };
+        assert!(close(long, base * sigma(10)), "{on}: {long}");
+        assert!(close(short, base * sigma(1)), "{on}: {short}");
+        if on {
+            assert!(long < 0.6 * base && short > 0.98 * base, "{long} {short}");
+        }
+        // Settling later (the flow's next Interest) gives the same rate.
+        s.enqueue(
+            Timestamp::from_millis(101),
+            ServiceClass::Be,
+            1,
+            Some(1_000),
+            (),
+        )
+        .unwrap();
+        assert_eq!(s.flow_rate_bps(ServiceClass::Be, 1), Some(long));
+    }
+}
+
 #[test]
 fn ds_headroom_lowers_only_delay_sensitive_rates() {
     for h in [0.0, 0.05, 0.2] {
@@ -62,6 +114,7 @@ fn ds_headroom_lowers_only_delay_sensitive_rates() {
             ds_rate_headroom: h,
             flow_queue_capacity: 100_000,
             dt_class_capacity: 100_000,
+            dt_queue_factor: false,
             ..QsccpConfig::default()
         };
         let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);

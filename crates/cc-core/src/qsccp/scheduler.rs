@@ -115,7 +115,7 @@ pub struct CdsScheduler<T> {
     pub(super) class_capacity_bps: [f64; 8],
     /// Current PECN period (wrapping); a flow whose `epoch` is the one
     /// before has that period's update pending (`pecn.rs`).
-    pub(super) epoch: u16,
+    pub(super) epoch: u8,
     /// Aggregates of the last closed period, for pending updates.
     pub(super) frozen: Frozen,
     /// Flows the period end settles at once (reused buffer).

@@ -266,6 +266,9 @@ pub struct QsccpParams {
     /// How far below its class's token bucket a delay-sensitive (CS7, CS6,
     /// EF) flow's TargetRate is set, fraction (0.05; 0 = the paper's rate).
     pub ds_rate_headroom: f64,
+    /// Scale each delay-tolerant flow's TargetRate by σ of its own queue
+    /// occupancy (true; false = the paper's rates, queues may stand).
+    pub dt_queue_factor: bool,
 }
 
 impl Default for QsccpParams {
@@ -285,6 +288,7 @@ impl Default for QsccpParams {
             probe_probability: m.probe_probability,
             default_upstream_bps: m.default_upstream_bps,
             ds_rate_headroom: c.ds_rate_headroom,
+            dt_queue_factor: c.dt_queue_factor,
         }
     }
 }

@@ -106,7 +106,7 @@ impl RateFace {
     /// the rates settle below C, not in about 1 run of 5.)
     fn booking_factor(&self, interest_bytes: u32) -> f64 {
         if self.inflation.data_bytes().is_some() {
-            return self.inflation.factor();
+            return self.inflation.booking_factor();
         }
         let i = self
             .inflation
@@ -208,7 +208,7 @@ impl RateFace {
     pub(crate) fn on_data(&mut self, _now: Timestamp, bytes: usize, rtt: Option<Duration>) {
         self.inflation
             .on_data(u32::try_from(bytes).unwrap_or(u32::MAX));
-        self.shaper.set_inflation(self.inflation.factor());
+        self.shaper.set_inflation(self.booking_factor(0));
         if let Some(r) = rtt {
             let s = r.as_secs_f64();
             let g = self.rtt_gain;

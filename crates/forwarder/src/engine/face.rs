@@ -233,6 +233,10 @@ pub struct QueueStats {
     pub data_bytes: usize,
     /// Encoded frames (fragments) waiting for release.
     pub ready_frames: usize,
+    /// Interests held by the congestion-control hook (MIRCC/RCP shaper,
+    /// QSCCP scheduler) rather than the FIFO: queued on this face all the
+    /// same, so the link's queue is `interest_packets + cc_held_interests`.
+    pub cc_held_interests: usize,
 }
 
 impl QueueStats {
