@@ -46,7 +46,10 @@ const COUNT: u32 = 210;
 pub struct FaceState {
     pub face_id: u64,
     pub capacity_bps: Option<u64>,
+    /// Interests waiting on the face: its FIFO plus those held by the
+    /// congestion-control shaper or scheduler (MIRCC/RCP, QSCCP).
     pub queue_interests: u64,
+    /// Bytes of the FIFO's Interests (the held ones are not counted).
     pub queue_interest_bytes: u64,
     pub queue_data: u64,
     pub queue_data_bytes: u64,
