@@ -14,17 +14,22 @@ fn offer(s: &mut CdsScheduler<()>, class: ServiceClass, prefix: u64, rate_bps: u
     }
 }
 
-/// QSCCP scenario 1's offers, with the paper's DT rates (no σ on DT
-/// flows: the hand-computed figures below are eqs. 1-8's).
-fn scenario_one() -> CdsScheduler<()> {
-    let cfg = QsccpConfig {
+/// QSCCP scenario 1's link (EF capped at 0.1), queues that never refuse,
+/// and the paper's DT rates (no σ on DT flows: the hand-computed figures
+/// below are eqs. 1-8's).
+fn scenario_one_config() -> QsccpConfig {
+    QsccpConfig {
         delta: [0.2, 0.2, 0.1],
         flow_queue_capacity: 100_000,
         dt_class_capacity: 100_000,
         dt_queue_factor: false,
         ..QsccpConfig::default()
-    };
-    let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+    }
+}
+
+/// QSCCP scenario 1's offers on [`scenario_one_config`], one period in.
+fn scenario_one() -> CdsScheduler<()> {
+    let mut s = CdsScheduler::new(scenario_one_config(), Timestamp::ZERO, 7);
     offer(&mut s, ServiceClass::Ef, 1, 2_000_000);
     offer(&mut s, ServiceClass::Af2, 2, 4_500_000);
     offer(&mut s, ServiceClass::Af2, 3, 500_000);
@@ -110,12 +115,8 @@ fn dt_rate_follows_its_own_queue() {
 fn ds_headroom_lowers_only_delay_sensitive_rates() {
     for h in [0.0, 0.05, 0.2] {
         let cfg = QsccpConfig {
-            delta: [0.2, 0.2, 0.1],
             ds_rate_headroom: h,
-            flow_queue_capacity: 100_000,
-            dt_class_capacity: 100_000,
-            dt_queue_factor: false,
-            ..QsccpConfig::default()
+            ..scenario_one_config()
         };
         let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
         offer(&mut s, ServiceClass::Ef, 1, 2_000_000);

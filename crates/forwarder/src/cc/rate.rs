@@ -96,14 +96,14 @@ impl RateFace {
         }
     }
 
-    /// The factor the shaper books each Interest with: the measured ι once
-    /// a Data came back; before that, the largest Data an Interest may bring
-    /// (MAX_NDN_PACKET_SIZE) over the Interest size. With ι's initial 1.0
-    /// the shaper booked Interest-sized Data, so nothing paced the first
-    /// RTT of Interests. (This alone does not remove the start-up backlog
-    /// of the testbed dumbbell: 22-31 Data of 8 KB queued at the upstream
-    /// node 100 ms in, before and after this change; it drains only when
-    /// the rates settle below C, not in about 1 run of 5.)
+    /// The factor the shaper books each Interest with: once a Data came
+    /// back, the decaying peak of the measured Data sizes over the Interest
+    /// size ([`Inflation::booking_factor`]); before that, the largest Data
+    /// an Interest may bring (MAX_NDN_PACKET_SIZE) over the Interest size.
+    /// With ι's initial 1.0 the shaper booked Interest-sized Data, so
+    /// nothing paced the first RTT of Interests; with the averaged ι a small
+    /// first Data (RDR metadata) still let 22-31 extra 8 KB Data through to
+    /// the testbed dumbbell's upstream node.
     fn booking_factor(&self, interest_bytes: u32) -> f64 {
         if self.inflation.data_bytes().is_some() {
             return self.inflation.booking_factor();
