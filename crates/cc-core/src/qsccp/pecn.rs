@@ -81,7 +81,7 @@ pub fn queue_factor(occupancy: f64) -> f64 {
 /// σ normalised to 1 for an empty queue, for the paper variant (DS
 /// classes by class occupancy, DT flows by their own): an empty queue
 /// keeps exactly the rate eq. 8 gives.
-pub fn ds_queue_factor(occupancy: f64) -> f64 {
+pub fn normalised_queue_factor(occupancy: f64) -> f64 {
     queue_factor(occupancy) / queue_factor(0.0)
 }
 
@@ -160,7 +160,7 @@ impl Frozen {
             vq: f64::from(cfg.flow_queue_capacity.max(1)),
             dt_sigma: core::array::from_fn(|i| {
                 if cfg.dt_queue_factor && !code {
-                    ds_queue_factor(i as f64 / FILL_STEPS as f64)
+                    normalised_queue_factor(i as f64 / FILL_STEPS as f64)
                 } else {
                     1.0
                 }
@@ -400,7 +400,8 @@ impl<T> CdsScheduler<T> {
                 let c = c.index();
                 let backlogged = f64::from(next_flows[c].max(1));
                 let occupancy = f64::from(self.classes[c].queued) / (self.frozen.vq * backlogged);
-                self.frozen.class_factor[c] = self.frozen.ds_headroom * ds_queue_factor(occupancy);
+                self.frozen.class_factor[c] =
+                    self.frozen.ds_headroom * normalised_queue_factor(occupancy);
             }
         }
         // Flows whose φ may change are settled now: the next period's Σ w·φ

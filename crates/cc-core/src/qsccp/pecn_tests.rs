@@ -57,7 +57,7 @@ fn weight_split_three_two_one_with_ef_cap() {
     assert!(close(r(ServiceClass::Af1, 4), 2_970_000.0));
     // EF: its class capacity less the default 5% headroom, times σ of its
     // 200 queued Interests (of 100 000).
-    let sigma = ds_queue_factor(200.0 / 100_000.0);
+    let sigma = normalised_queue_factor(200.0 / 100_000.0);
     assert!(sigma < 1.0 && sigma > 0.999);
     assert!(close(r(ServiceClass::Ef, 1), 0.95 * 990_000.0 * sigma));
 }
@@ -88,7 +88,7 @@ fn dt_rate_follows_its_own_queue() {
         let base = s.class_capacity_bps(ServiceClass::Be) / 2.0;
         let sigma = |len: u32| {
             if on {
-                ds_queue_factor(f64::from(vq_fill(len, 20.0)) / 255.0)
+                normalised_queue_factor(f64::from(vq_fill(len, 20.0)) / 255.0)
             } else {
                 1.0
             }
@@ -123,7 +123,7 @@ fn ds_headroom_lowers_only_delay_sensitive_rates() {
         offer(&mut s, ServiceClass::Be, 5, 9_000_000);
         s.update_rates(Timestamp::from_millis(100));
         let ef = s.flow_rate_bps(ServiceClass::Ef, 1).unwrap();
-        let sigma = ds_queue_factor(200.0 / 100_000.0);
+        let sigma = normalised_queue_factor(200.0 / 100_000.0);
         assert!(close(ef, (1.0 - h) * 990_000.0 * sigma), "h {h}: EF {ef}");
         // The class capacity (and so BE's share) is unchanged.
         assert!(close(s.class_capacity_bps(ServiceClass::Ef), 990_000.0));
@@ -155,11 +155,11 @@ fn delay_sensitive_rate_falls_with_its_own_backlog() {
         let be = s.flow_rate_bps(ServiceClass::Be, 5).unwrap();
         (s.flow_rate_bps(ServiceClass::Ef, 1).unwrap(), be)
     };
-    assert!(ds_queue_factor(0.0) == 1.0);
+    assert!(normalised_queue_factor(0.0) == 1.0);
     // Two queued 64 kbit Data already offer more than the 0.99 Mbit/s cap,
     // so eq. 4 gives BE the same capacity in every case below.
     let (two, be_two) = ef_at(2);
-    assert!(close(two, 0.95 * 990_000.0 * ds_queue_factor(0.1)));
+    assert!(close(two, 0.95 * 990_000.0 * normalised_queue_factor(0.1)));
     assert!(two > 0.97 * 0.95 * 990_000.0);
     let (half, be_half) = ef_at(10);
     let (full, _) = ef_at(20);

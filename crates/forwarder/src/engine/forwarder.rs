@@ -261,6 +261,7 @@ impl Forwarder {
         self.cc = hooks;
         for (id, f) in &mut self.faces.0 {
             f.queues.hook_queued = 0;
+            f.info.queue.cc_held_interests = 0;
             self.cc.face_added(now, *id, &f.info.params);
         }
     }
