@@ -16,7 +16,7 @@ mod testbed;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use testbed::results::{table_header, table_row, RunResult, RATE_WINDOW_S};
+use testbed::results::{table_header, table_row, RunResult};
 use testbed::scenario::Scenario;
 
 fn full_mode() -> bool {
@@ -265,51 +265,167 @@ fn joiners_overshoot(r: &RunResult) -> Option<f64> {
     Some((peak / finals - 1.0).max(0.0))
 }
 
+/// How a rate answered the flow arrival (MIRCC Fig. 3, rate convergence).
+#[derive(Debug, Clone, Copy)]
+struct Response {
+    /// After the last join, until every series stays within ±10 % of its
+    /// final value; `None`: not before the end.
+    settling_s: Option<f64>,
+    /// Once a series has fallen through its final value (the link reacted
+    /// to the arrival): its highest excursion above it, relative.
+    over: f64,
+    /// The same, below.
+    under: f64,
+}
+
+impl Response {
+    /// The larger excursion, over or under.
+    fn worst(&self) -> f64 {
+        self.over.max(self.under)
+    }
+    fn show(&self) -> String {
+        format!(
+            "settling {} (±{:.0} %), overshoot {:.1} %, undershoot {:.1} %",
+            self.settling_s
+                .map_or("never".to_owned(), |s| format!("{s:.2} s")),
+            RESPONSE_BAND * 100.0,
+            self.over * 100.0,
+            self.under * 100.0
+        )
+    }
+}
+
+/// Band of [`Response::settling_s`].
+const RESPONSE_BAND: f64 = 0.10;
+
+/// [`Response`] of step series ((time s, value) at each change or sample)
+/// on a 10 ms grid from `from` (the last join) to `to`; a series' final
+/// value is its mean over the last quarter of that.
+fn response(series: &[&[(f64, f64)]], from: f64, to: f64) -> Option<Response> {
+    const STEP_S: f64 = 0.01;
+    if series.is_empty() || series.iter().any(|s| s.is_empty()) || to <= from + 1.0 {
+        return None;
+    }
+    let n = ((to - from) / STEP_S) as usize;
+    let grid: Vec<Vec<f64>> = series
+        .iter()
+        .map(|s| {
+            (0..n)
+                .map(|k| {
+                    let t = from + k as f64 * STEP_S;
+                    s[s.partition_point(|(ts, _)| *ts <= t).saturating_sub(1)].1
+                })
+                .collect()
+        })
+        .collect();
+    let finals: Vec<f64> = grid
+        .iter()
+        .map(|g| g[n * 3 / 4..].iter().sum::<f64>() / (n - n * 3 / 4) as f64)
+        .collect();
+    let out = |k: usize| {
+        grid.iter()
+            .zip(&finals)
+            .any(|(g, f)| (g[k] - f).abs() > RESPONSE_BAND * f)
+    };
+    let settling_s = match (0..n).rposition(out) {
+        None => Some(0.0),
+        Some(k) if k + 1 < n => Some((k + 1) as f64 * STEP_S),
+        Some(_) => None,
+    };
+    let (mut over, mut under) = (0.0f64, 0.0f64);
+    for (g, &f) in grid.iter().zip(&finals) {
+        if let Some(k) = g.windows(2).position(|w| w[0] > f && w[1] <= f) {
+            for &x in &g[k + 1..] {
+                over = over.max((x - f) / f);
+                under = under.max((f - x) / f);
+            }
+        }
+    }
+    Some(Response {
+        settling_s,
+        over,
+        under,
+    })
+}
+
+/// The arrival's time span: the last join to the first flow stop.
+fn arrival_span(r: &RunResult) -> (f64, f64) {
+    let tj = r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max);
+    let end = r
+        .flows
+        .iter()
+        .map(|f| f.stop_s)
+        .fold(f64::INFINITY, f64::min);
+    (tj, end)
+}
+
+/// [`Response`] of the rate the bottleneck stamps (RCP R, MIRCC Rp: eq. 1
+/// against eqs. 3-5), as icnfwd's face state reports it every 100 ms.
+fn stamped_rate_response(r: &RunResult) -> Option<Response> {
+    let (tj, end) = arrival_span(r);
+    response(&[r.bottleneck().stamped_rates.as_slice()], tj, end)
+}
+
+/// [`Response`] of the consumers' sending rates (their `--log-cwnd`: R, or
+/// Rp + Rs, at every change).
+fn send_rate_response(r: &RunResult) -> Option<Response> {
+    let (tj, end) = arrival_span(r);
+    let s: Vec<&[(f64, f64)]> = r.flows.iter().map(|f| f.send_rates.as_slice()).collect();
+    response(&s, tj, end)
+}
+
 /// Scenario 2: MIRCC settles faster than RCP, with less overshoot.
 ///
-/// Overshoot is compared on the joining flows as a group
-/// ([`joiners_overshoot`]), not as the worst single flow's worst window
-/// (the harness's `over%`, printed for reference). At 8 KB Data a 0.5 s
-/// window of one flow at its ~2.3 Mbit/s share holds ~18 Data, so one Data
-/// more or less is ±5.5 %, and flows that started a few tens of ms apart
-/// trade Data between adjacent windows; the single-flow maximum over three
-/// flows and ~45 windows then measures that jitter (measured: MIRCC 12-31 %,
-/// RCP 8-28 %, the same windows of each scheme swinging by 2 Data either
-/// way). The group's summed rate holds ~55 Data per window, and a peak in
-/// it is the joiners taking more than their new share together, the
-/// overshoot of MIRCC Fig. 3. Settling is the harness's: every flow within
-/// ±20 % of the equal share until the end.
+/// Compared on the rate the bottleneck stamps (RCP's R against MIRCC's Rp,
+/// eq. 1 against eqs. 3-5, what MIRCC Fig. 3 plots), read from icnfwd's
+/// face state every 100 ms: settling to ±10 % of its final value, and its
+/// largest excursion above or below that once it has reacted to the
+/// arrival ([`response`]). Goodput in 0.5 s windows (the harness's
+/// `settle_s` and `over%`, and [`joiners_overshoot`]: the three joiners'
+/// summed rate above their final sum) is printed with it: at 8 KB Data a
+/// window of one flow holds ~18 Data, and since the shaper Nacks what the
+/// link cannot carry both schemes' goodput settles within the first
+/// window, too coarse to order them. The consumers' sending rates (R, or
+/// Rp + Rs) are printed as well.
 fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
     show_arrival(mircc);
     show_arrival(rcp);
+    let show = |x: Option<Response>| x.map_or("no series".to_owned(), |x| x.show());
+    for r in [mircc, rcp] {
+        println!(
+            "  {} stamped rate: {}",
+            r.scheme,
+            show(stamped_rate_response(r))
+        );
+        println!(
+            "  {} sending rates: {}",
+            r.scheme,
+            show(send_rate_response(r))
+        );
+    }
+    let joiners = |r: &RunResult| joiners_overshoot(r).map_or(f64::NAN, |x| x * 100.0);
+    println!(
+        "joiners' goodput overshoot: mircc {:.1}%, rcp {:.1}%",
+        joiners(mircc),
+        joiners(rcp)
+    );
+    let (Some(m), Some(r)) = (stamped_rate_response(mircc), stamped_rate_response(rcp)) else {
+        return vec!["no stamped-rate series from the bottleneck".into()];
+    };
     let mut e = Vec::new();
     let inf = f64::INFINITY;
-    let (sm, sr) = (
-        mircc.settling_s.unwrap_or(inf),
-        rcp.settling_s.unwrap_or(inf),
-    );
-    // Equal within one rate window counts as not faster; MIRCC must settle.
-    if !(sm.is_finite() && (sm + RATE_WINDOW_S <= sr || sr.is_infinite())) {
+    let (sm, sr) = (m.settling_s.unwrap_or(inf), r.settling_s.unwrap_or(inf));
+    // Two face-state samples (200 ms) faster, or RCP never settles.
+    if !(sm.is_finite() && (sm + 0.2 <= sr || sr.is_infinite())) {
         e.push(format!(
-            "mircc settling {sm:.1} s is not faster than rcp's {sr:.1} s"
+            "mircc's Rp settles in {sm:.2} s, not faster than rcp's R in {sr:.2} s"
         ));
     }
-    let (om, or) = (
-        joiners_overshoot(mircc).unwrap_or(inf),
-        joiners_overshoot(rcp).unwrap_or(inf),
-    );
-    println!(
-        "joiners' overshoot: mircc {:.1}%, rcp {:.1}%",
-        om * 100.0,
-        or * 100.0
-    );
-    // One Data more per 0.5 s window of the three joiners is ~2 %; MIRCC
-    // must stay below RCP, with that much room for noise.
-    if om > or + 0.02 {
+    if m.worst() >= r.worst() {
         e.push(format!(
-            "mircc joiners' overshoot {:.1}% is not below rcp's {:.1}%",
-            om * 100.0,
-            or * 100.0
+            "mircc's Rp strays {:.1} % from its final value, not less than rcp's R ({:.1} %)",
+            m.worst() * 100.0,
+            r.worst() * 100.0
         ));
     }
     e
@@ -506,14 +622,14 @@ case!(arrival_rcp, "arrival", "rcp", check_arrival);
 case!(arrival_mircc, "arrival", "mircc", check_arrival);
 
 #[test]
-// Measured (CI length, 24 s per scheme, machine shared with other
-// builds): 7 passes in 8 runs, the last 5 in a row; MIRCC settles in
-// 0.5-1.0 s (once 11.9 s and once 15.0 s: one late window where all four
-// flows dipped together to 1.95 Mbit/s; once never: a late window out of
-// band, the failing run), RCP never (its flows hold 1.9 Mbit/s, under the
-// band); joiners' group overshoot MIRCC 8.8-16.6 % vs RCP 10.1-24.9 %,
-// MIRCC lower in 7 runs, once 0.6 points above (inside the 2 % noise).
-#[ignore = "passed 7 of 8 real runs (a late 0.5 s window out of band makes MIRCC never settle about once in 8): too flaky for CI; run with --ignored"]
+// Measured on the bottleneck's stamped rate (full length, 2026-11-24):
+// with q(t) = the least shaper queue over the period, one pass (MIRCC Rp
+// settled in 0.38 s, strayed 6.1 %; RCP's R 1.08 s, 73.8 %) and two
+// failures (MIRCC 3.58 s and 15.17 s against RCP 0.58-0.62 s: yp holds
+// 13-17 Data per period and Rp moves ±4-8 % with it, RCP's α = 0.4 filters
+// that). With q(t) = the mean queue (this tree), one run: MIRCC 16.38 s /
+// 13.8 %, RCP 1.28 s / 45.8 %; RCP's flows hold 2.0 Mbit/s (80 %).
+#[ignore = "MIRCC's Rp does not settle reliably sooner than RCP's R on the testbed (measured above); run with --ignored"]
 fn arrival_mircc_settles_faster_than_rcp() {
     let (Some(m), Some(r)) = (
         run_case("arrival", "mircc", full_mode()),

@@ -32,6 +32,9 @@ pub struct FlowResult {
     pub rate_last_half_bps: f64,
     /// (window end, bit/s) over the whole flow.
     pub rates: Vec<(f64, f64)>,
+    /// The consumer law's sending rate, (run time s, Interests/s) at each
+    /// change (rate laws only; empty for window laws).
+    pub send_rates: Vec<(f64, f64)>,
     pub nacks: u64,
     /// Smallest RTT sample (≈ propagation + transmission), ms.
     pub rtt_min_ms: Option<f64>,
@@ -54,6 +57,10 @@ pub struct LinkResult {
     pub queue_p95_ms: f64,
     pub queue_max_ms: f64,
     pub marks: u64,
+    /// (run time s, bit/s): the rate the link's Interest side stamps into
+    /// returning Data (RCP R, MIRCC Rp) at every sample; empty for schemes
+    /// that stamp none.
+    pub stamped_rates: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -171,6 +178,11 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             stop_s: stop,
             rate_last_half_bps: rate,
             rates,
+            send_rates: d
+                .flow_send_rates
+                .get(&f.name)
+                .map(|v| v.iter().map(|&(t, r)| (start + t, r)).collect())
+                .unwrap_or_default(),
             nacks,
             rtt_min_ms: rtts.iter().copied().reduce(f64::min),
             rtt_p95_ms: percentile(&rtts[rtts.len() / 2..], 0.95),
@@ -217,6 +229,11 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             (Some(a), Some(b)) => b.n_out_marked.saturating_sub(a.n_out_marked),
             _ => 0,
         };
+        let stamped_rates = rev.map_or_else(Vec::new, |r| {
+            series(&d.samples, &m.to, |s| {
+                s.state(r)?.primary_rate_bps.map(|x| x as f64)
+            })
+        });
         links.push(LinkResult {
             from: m.from.clone(),
             to: m.to.clone(),
@@ -225,6 +242,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             queue_p95_ms: percentile(&delays, 0.95).unwrap_or(0.0),
             queue_max_ms: delays.iter().copied().fold(0.0, f64::max),
             marks,
+            stamped_rates,
         });
     }
 

@@ -37,6 +37,9 @@ pub struct RunData {
     /// Flow name -> RTT samples (ms) in arrival order, from `--log-rtt`
     /// (complete: icncat stops itself at `--duration` and flushes).
     pub flow_rtts: BTreeMap<String, Vec<f64>>,
+    /// Flow name -> the consumer law's sending rate, (seconds since icncat
+    /// started, Interests/s) at each change, from `--log-cwnd`.
+    pub flow_send_rates: BTreeMap<String, Vec<(f64, f64)>>,
     /// Flow name -> log tail, for flows that exited with an error.
     pub flow_errors: BTreeMap<String, String>,
     /// Measured link index -> (face id on `from`, reverse face id on `to`).
@@ -361,6 +364,23 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
             .collect();
         flow_rtts.insert(f.name.clone(), rtts);
     }
+    let mut flow_send_rates = BTreeMap::new();
+    for f in &sc.flows {
+        let p = dir.join(format!("{}.cwnd.tsv", f.name));
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        // time (s since start), then a window or a rate; a header first.
+        // Only rate laws log `rate_ips`; window laws give no series here.
+        let mut lines = text.lines();
+        let rate_log = lines.next().is_some_and(|h| h.contains("rate_ips"));
+        let v: Vec<(f64, f64)> = lines
+            .filter(|_| rate_log)
+            .filter_map(|l| {
+                let mut c = l.split('\t');
+                Some((c.next()?.parse().ok()?, c.next()?.parse().ok()?))
+            })
+            .collect();
+        flow_send_rates.insert(f.name.clone(), v);
+    }
     let mut dead = String::new();
     for (name, n) in &mut tb.nodes {
         if let Some(g) = n.fwd.as_mut() {
@@ -381,6 +401,7 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
         flow_times,
         flow_stats,
         flow_rtts,
+        flow_send_rates,
         flow_errors,
         measured_faces,
         caps,

@@ -12,7 +12,10 @@
 //! `C` is the capacity of the link in the Data direction, `y(t)` the rate of
 //! Interests entering the link during the period and `q(t)` the queued
 //! Interests, both *inflated* to the size of the Data they will bring back
-//! (MIRCC §3.1.1), and `d` the smoothed RTT. Returning Data carry
+//! (MIRCC §3.1.1), and `d` the smoothed RTT. Callers in this crate and
+//! icnfwd pass the shaper queue averaged over the period
+//! ([`crate::mircc::InterestShaper::take_mean_queued_bytes`]) where the
+//! papers say instantaneous; see there why. Returning Data carry
 //! `min(Data.R, R)`; the consumer ([`RateConsumer`]) sends Interests at the
 //! smallest rate it hears, divided by the Data size.
 //!

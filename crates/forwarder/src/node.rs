@@ -217,6 +217,9 @@ impl FwdOps for EngineOps<'_> {
                     .nonzero()
                     .map(|(r, c)| (r.as_str().to_owned(), c))
                     .collect(),
+                primary_rate_bps: f.cc.primary_rate_bps,
+                secondary_rate_bps: f.cc.secondary_rate_bps,
+                target_rate_bps: f.cc.target_rate_bps,
             })
             .collect()
     }

@@ -97,7 +97,9 @@ impl<T> MirccLink<T> {
         if now < self.rate.next_update() {
             return None;
         }
-        let q = self.inflation.inflate(self.shaper.queued_bytes());
+        let q = self
+            .inflation
+            .inflate(self.shaper.take_mean_queued_bytes(now));
         let rtt = self.srtt();
         let rates = self.rate.update_dual(
             now,
@@ -165,8 +167,15 @@ mod tests {
             l.on_interest(t0, i, TrafficClass::Primary, 50);
         }
         assert_eq!(l.handle_timeout(Timestamp::from_millis(50)), None);
-        let (rp, _) = l.handle_timeout(Timestamp::from_millis(100)).unwrap();
-        assert!(rp < 0.6e6, "{rp}");
+        let (rp1, _) = l.handle_timeout(Timestamp::from_millis(100)).unwrap();
+        // Nothing was released and the input goes on: the queue (as much
+        // as the shaper's 50 ms holds) stood through the next period, and
+        // with the input the rate falls well below η·C.
+        for i in 101..=200 {
+            l.on_interest(Timestamp::from_millis(150), i, TrafficClass::Primary, 50);
+        }
+        let (rp, _) = l.handle_timeout(Timestamp::from_millis(200)).unwrap();
+        assert!(rp < 0.6e6 && rp < rp1, "{rp1} then {rp}");
         assert_eq!(l.stamp(None, Some(1.0)), (rp, 1.0));
         assert_eq!(l.stamp(Some(1e9), None).0, rp);
         assert_eq!(l.srtt(), Duration::from_millis(100));

@@ -137,7 +137,16 @@ pub struct MirccRate {
 }
 
 impl MirccRate {
-    /// A link of `capacity_bps` (Data direction); both rates start at η·C.
+    /// A link of `capacity_bps` (Data direction). Rp starts at η·C, Rs at
+    /// its floor.
+    ///
+    /// Rs lives on Cs = C − yp (eq. 11), which nothing has measured before
+    /// the first period ends; a start at η·C told every consumer of a new
+    /// link to send primary *and* secondary Interests at η·C each, twice the
+    /// link, for the whole first period. On the testbed arrival scenario
+    /// (10 Mbit/s, 8 KB Data) that left 20-29 Interests (130-190 ms)
+    /// standing in the first hop's shaper, and they took 2 s to drain. From
+    /// its floor Rs grows by about half per period while Cs stays free.
     pub fn new(cfg: MirccConfig, capacity_bps: f64) -> Self {
         let capacity_bps = sanitize(capacity_bps);
         let start = (cfg.eta * capacity_bps).max(cfg.min_rate_bps);
@@ -145,7 +154,7 @@ impl MirccRate {
             cfg,
             capacity_bps,
             primary: ClassState::new(start),
-            secondary: ClassState::new(start),
+            secondary: ClassState::new(cfg.min_rate_bps),
             primary_floor_bps: cfg.min_rate_bps,
             last_update: None,
         }
@@ -403,6 +412,22 @@ mod tests {
         let excess0 = r_prev;
         let expect = 0.5 * (base0 + base) + 0.5 * (excess0 + excess);
         assert!((out - expect.min(0.95e6)).abs() < 1e-6, "{out} vs {expect}");
+    }
+
+    #[test]
+    fn secondary_starts_at_its_floor_and_grows_into_free_capacity() {
+        let cfg = MirccConfig::default();
+        let mut r = MirccRate::new(cfg, 10e6);
+        assert_eq!(r.rates_bps(), (9.5e6, cfg.min_rate_bps));
+        // Primary input at half the link, no secondary: Cs = 5 Mbit/s.
+        let mut rs = Vec::new();
+        for k in 0..30 {
+            r.update_dual(ms(100 * k), bytes_for(5e6), 0, 0, RTT);
+            rs.push(r.secondary_bps());
+        }
+        assert!(rs[1] < 0.1e6, "no jump to η·C: {rs:?}");
+        assert!(rs.windows(2).take(15).all(|w| w[1] > w[0]), "{rs:?}");
+        assert!(rs[29] > 0.9 * 0.95 * 5e6, "{rs:?}");
     }
 
     #[test]

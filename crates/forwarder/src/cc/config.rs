@@ -167,6 +167,9 @@ pub struct MirccParams {
     pub eta: f64,
     /// Interests the per-face shaper may hold (shared with RCP).
     pub shaper_queue: usize,
+    /// Longest wait in the shaper, ms (50; shared with RCP): an Interest
+    /// that would wait longer is Nacked with the face's rates.
+    pub shaper_max_delay_ms: u64,
     /// Share of the Data-direction capacity the shaper books.
     pub data_share: f64,
 }
@@ -180,6 +183,7 @@ impl Default for MirccParams {
             ewma_alpha: d.ewma_alpha,
             eta: d.eta,
             shaper_queue: s.max_queue,
+            shaper_max_delay_ms: u64::try_from(s.max_delay.as_millis()).unwrap_or(u64::MAX),
             data_share: s.data_share,
         }
     }

@@ -75,6 +75,7 @@ impl RateFace {
         let shaper = InterestShaper::new(
             ShaperConfig {
                 max_queue: cfg.mircc.shaper_queue.max(1),
+                max_delay: Duration::from_millis(cfg.mircc.shaper_max_delay_ms),
                 data_share: cfg.mircc.data_share,
                 ..ShaperConfig::default()
             },
@@ -289,13 +290,17 @@ impl RateFace {
         let sample = LinkSample {
             primary_bytes: core::mem::take(&mut self.primary_bytes),
             secondary_bytes: core::mem::take(&mut self.secondary_bytes),
-            queue_bytes: self.inflation.inflate(self.shaper.queued_bytes()),
+            queue_bytes: self
+                .inflation
+                .inflate(self.shaper.take_mean_queued_bytes(now)),
             rtt,
         };
         self.law.set_floor_bps(self.floor_bps());
         let rates = self.law.update(now, &sample);
         tracing::trace!(
-            y_bytes = sample.primary_bytes + sample.secondary_bytes,
+            capacity_bps = self.capacity_bps,
+            yp_bytes = sample.primary_bytes,
+            ys_bytes = sample.secondary_bytes,
             queue_bytes = sample.queue_bytes,
             rtt_ms = rtt.as_secs_f64() * 1e3,
             primary_bps = rates.primary_bps,
@@ -422,9 +427,14 @@ mod tests {
             // 10 ms let about 3 go (plus the shaper's 2 ms burst), not 50.
             let early = released_within(&mut f, t0, 10);
             assert!((2..=6).contains(&early), "{scheme:?}: {early} in 10 ms");
-            // Once Data of 1000 bytes come back, the measured ι applies.
+            // Once Data of 1000 bytes come back, the measured ι applies
+            // (to fresh Interests: the 50 ms wait bound Nacked most of the
+            // first 50).
             f.on_data(t0, 1000, Some(Duration::from_millis(20)));
             let t1 = t0 + Duration::from_millis(11);
+            for _ in 0..50 {
+                let _ = f.admit(t1, interest(60));
+            }
             let later = released_within(&mut f, t1, 10);
             assert!(later >= 20, "{scheme:?}: {later} in 10 ms after Data");
         }

@@ -1,12 +1,14 @@
 //! The icnfwd-specific dataset `/localhost/nfd/faces/icnfwd-state`: per-face
 //! state that NFD's FaceStatus has no field for (link capacity, egress queue
-//! occupancy, frames, congestion marks, drops by reason). Served like every
+//! occupancy, frames, congestion marks, drops by reason, the congestion
+//! control's current rates). Served like every
 //! status dataset (versioned, segmented); NFD tools never ask for it.
 //!
 //! ```text
 //! FaceState        = 128 TLV-LENGTH FaceId [CapacityBps] QueueInterests
 //!                      QueueInterestBytes QueueData QueueDataBytes QueueFrames
-//!                      NOutFrames NOutMarked *Drop
+//!                      NOutFrames NOutMarked *Drop [PrimaryRateBps]
+//!                      [SecondaryRateBps] [TargetRateBps]
 //! FaceId           = 105 NNI                  (as in FaceStatus)
 //! CapacityBps      = 200 NNI                  (bit/s; absent = unpaced)
 //! QueueInterests   = 201 NNI   QueueInterestBytes = 202 NNI
@@ -16,6 +18,9 @@
 //! Drop             = 208 TLV-LENGTH DropReason Count
 //! DropReason       = 209 UTF-8 (kebab-case, e.g. "queue-full")
 //! Count            = 210 NNI
+//! PrimaryRateBps   = 211 NNI   (RCP R / MIRCC Rp this face stamps, bit/s)
+//! SecondaryRateBps = 212 NNI   (MIRCC Rs)
+//! TargetRateBps    = 213 NNI   (QSCCP PECN R / CCC bandwidth estimate)
 //! ```
 //! Decoders skip unknown elements, so fields can be added.
 
@@ -40,6 +45,9 @@ const N_OUT_MARKED: u32 = 207;
 const DROP: u32 = 208;
 const DROP_REASON: u32 = 209;
 const COUNT: u32 = 210;
+const PRIMARY_RATE_BPS: u32 = 211;
+const SECONDARY_RATE_BPS: u32 = 212;
+const TARGET_RATE_BPS: u32 = 213;
 
 /// One face's icnfwd-specific state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,6 +66,12 @@ pub struct FaceState {
     pub n_out_marked: u64,
     /// (reason, count), non-zero counts only.
     pub drops: Vec<(String, u64)>,
+    /// Rate the face stamps into returning Data (RCP R, MIRCC Rp), bit/s.
+    pub primary_rate_bps: Option<u64>,
+    /// MIRCC secondary rate Rs, bit/s.
+    pub secondary_rate_bps: Option<u64>,
+    /// QSCCP/CCC target rate computed on the face, bit/s.
+    pub target_rate_bps: Option<u64>,
 }
 
 impl FaceState {
@@ -78,6 +92,9 @@ impl FaceState {
             put_nni(&mut d, COUNT, *count);
             put_nested(&mut b, DROP, &d);
         }
+        put_opt_nni(&mut b, PRIMARY_RATE_BPS, self.primary_rate_bps);
+        put_opt_nni(&mut b, SECONDARY_RATE_BPS, self.secondary_rate_bps);
+        put_opt_nni(&mut b, TARGET_RATE_BPS, self.target_rate_bps);
         put_nested(out, ITEM, &b);
     }
 
@@ -97,6 +114,9 @@ impl FaceState {
                 QUEUE_FRAMES => s.queue_frames = wire::nni(&v)?,
                 N_OUT_FRAMES => s.n_out_frames = wire::nni(&v)?,
                 N_OUT_MARKED => s.n_out_marked = wire::nni(&v)?,
+                PRIMARY_RATE_BPS => s.primary_rate_bps = Some(wire::nni(&v)?),
+                SECONDARY_RATE_BPS => s.secondary_rate_bps = Some(wire::nni(&v)?),
+                TARGET_RATE_BPS => s.target_rate_bps = Some(wire::nni(&v)?),
                 DROP => {
                     let (mut reason, mut count) = (None, 0);
                     let mut rr = TlvReader::new(v);
@@ -140,8 +160,9 @@ mod tests {
             proptest::option::of(any::<u64>()),
             proptest::array::uniform7(any::<u64>()),
             proptest::collection::vec(("[a-z-]{1,20}", any::<u64>()), 0..5),
+            proptest::array::uniform3(proptest::option::of(any::<u64>())),
         )
-            .prop_map(|(face_id, capacity_bps, q, drops)| FaceState {
+            .prop_map(|(face_id, capacity_bps, q, drops, rates)| FaceState {
                 face_id,
                 capacity_bps,
                 queue_interests: q[0],
@@ -152,6 +173,9 @@ mod tests {
                 n_out_frames: q[5],
                 n_out_marked: q[6],
                 drops,
+                primary_rate_bps: rates[0],
+                secondary_rate_bps: rates[1],
+                target_rate_bps: rates[2],
             })
     }
 
