@@ -270,7 +270,8 @@ impl<T> InterestShaper<T> {
         let mean = if span == 0 {
             self.queued_bytes
         } else {
-            (self.queue_integral / span as f64).round() as u64
+            // + 0.5: round to nearest (no `f64::round` without std).
+            (self.queue_integral / span as f64 + 0.5) as u64
         };
         self.queue_integral = 0.0;
         self.mean_from = Some(now);
