@@ -183,10 +183,25 @@ fn check_arrival(r: &RunResult) -> Vec<String> {
     e
 }
 
+/// The last flow's start (the arrival; 0 when every flow starts at once).
+fn join_time(r: &RunResult) -> f64 {
+    r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max)
+}
+
+/// The arrival's time span: the last join to the first flow stop.
+fn arrival_span(r: &RunResult) -> (f64, f64) {
+    let end = r
+        .flows
+        .iter()
+        .map(|f| f.stop_s)
+        .fold(f64::INFINITY, f64::min);
+    (join_time(r), end)
+}
+
 /// Prints each flow's windowed rate (Mbit/s) from the join on, with the
 /// time after the join at which its peak above its final rate falls.
 fn show_arrival(r: &RunResult) {
-    let tj = r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max);
+    let tj = join_time(r);
     let tail = r.duration_s - (r.duration_s - tj) / 4.0;
     for f in &r.flows {
         let last: Vec<f64> = f
@@ -233,7 +248,7 @@ fn show_arrival(r: &RunResult) {
 /// their summed rate after the join, above the sum of their final rates
 /// (means over the last quarter of the run), relative; at least 0.
 fn joiners_overshoot(r: &RunResult) -> Option<f64> {
-    let tj = r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max);
+    let tj = join_time(r);
     let tail = r.duration_s - (r.duration_s - tj) / 4.0;
     let joiners: Vec<_> = r.flows.iter().filter(|f| f.start_s > 1.0).collect();
     let mut finals = 0.0;
@@ -346,17 +361,6 @@ fn response(series: &[&[(f64, f64)]], from: f64, to: f64) -> Option<Response> {
         over,
         under,
     })
-}
-
-/// The arrival's time span: the last join to the first flow stop.
-fn arrival_span(r: &RunResult) -> (f64, f64) {
-    let tj = r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max);
-    let end = r
-        .flows
-        .iter()
-        .map(|f| f.stop_s)
-        .fold(f64::INFINITY, f64::min);
-    (tj, end)
 }
 
 /// [`Response`] of the rate the bottleneck stamps (RCP R, MIRCC Rp: eq. 1

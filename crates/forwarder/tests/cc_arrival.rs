@@ -38,11 +38,12 @@ const DATA_WIRE_BITS: f64 = 4_040.0 * 8.0;
 struct Arrival {
     /// Settling time with a ±10 % and a ±20 % band.
     settling_ms: [Option<u64>; 2],
-    /// Highest rate above ηC/4 after the join (relative).
+    /// Highest rate above the new share after the join (relative).
     start_peak: f64,
-    /// Highest peak above ηC/4 once a flow fell through it (relative).
+    /// Highest peak above the new share once a flow fell through it
+    /// (relative).
     peak: f64,
-    /// Deepest dip under ηC/4 once crossed (relative).
+    /// Deepest dip under the new share from the same point (relative).
     dip: f64,
     jain_end: f64,
     per_flow_mbps: Vec<f64>,

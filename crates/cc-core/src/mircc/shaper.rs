@@ -176,8 +176,7 @@ impl<T> InterestShaper<T> {
         if self.queue.is_empty() {
             return true;
         }
-        let start = self.next_free.max(now - self.cfg.max_burst);
-        let wait = start.saturating_since(now) + self.booking(self.queued_bytes);
+        let wait = self.next_free.saturating_since(now) + self.booking(self.queued_bytes);
         wait <= self.cfg.max_delay
     }
 
@@ -275,7 +274,6 @@ impl<T> InterestShaper<T> {
         };
         self.queue_integral = 0.0;
         self.mean_from = Some(now);
-        self.changed_at = now;
         mean
     }
 
