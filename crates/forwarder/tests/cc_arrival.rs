@@ -25,6 +25,7 @@ use cc_core::{ConsumerLaw, LawKind, SendLimit, Timestamp};
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::testing::flows::{drive, jain};
 use icn_forwarder::testing::Network;
+use icn_test_support::response::Grid;
 
 const BOTTLENECK_MBPS: u64 = 10;
 const JOIN_MS: u64 = 2_000;
@@ -120,37 +121,31 @@ fn arrival(scheme: CcScheme) -> Arrival {
     );
     let after: Vec<&(Timestamp, Vec<f64>)> =
         series.iter().filter(|(t, _)| *t >= at(JOIN_MS)).collect();
-    let settling = |tol: f64| {
-        let out = |r: &[f64]| r.iter().any(|x| (x - target).abs() > tol * target);
-        match after.iter().rposition(|(_, r)| out(r)) {
-            None => Some(0),
-            Some(i) if i + 1 < after.len() => {
-                Some(after[i + 1].0.saturating_since(at(JOIN_MS)).as_millis() as u64)
-            }
-            Some(_) => None,
-        }
+    // Each flow's rate from the join on, against the scheme's share.
+    let grid = Grid {
+        step_s: SAMPLE_MS as f64 / 1e3,
+        series: (0..flows.len())
+            .map(|k| after.iter().map(|(_, r)| r[k]).collect())
+            .collect(),
     };
-    // Per flow: the highest rate it took above the target at any time
-    // after the join (`start_peak`: for a joiner, the rate the link
-    // advertised before it saw the arrival), and, from the first time its
-    // rate falls through the target (the link has reacted), the highest
-    // peak above it and the deepest dip under it: the convergence
-    // overshoot and undershoot of MIRCC Fig. 3.
-    let (mut start_peak, mut peak, mut dip) = (0.0f64, 0.0f64, 0.0f64);
-    for k in 0..flows.len() {
-        for (_, r) in &after {
-            start_peak = start_peak.max((r[k] - target) / target);
-        }
-        let falls = after
-            .windows(2)
-            .position(|w| w[0].1[k] > target && w[1].1[k] <= target);
-        if let Some(i) = falls {
-            for (_, r) in &after[i + 1..] {
-                peak = peak.max((r[k] - target) / target);
-                dip = dip.max((target - r[k]) / target);
-            }
-        }
-    }
+    let finals = vec![target; flows.len()];
+    // Virtual time has no stalled consumers: every excursion counts.
+    let settling = |band: f64| {
+        grid.response(&finals, band, 0.0)
+            .settling_s
+            .map(|s| (s * 1e3).round() as u64)
+    };
+    // The highest rate any flow took above the target after the join: for
+    // a joiner, the rate the link advertised before it saw the arrival.
+    let start_peak = grid
+        .series
+        .iter()
+        .flatten()
+        .fold(0.0f64, |m, x| m.max((x - target) / target));
+    // From the first time a flow's rate falls through the target (the
+    // link has reacted), the highest peak above it and the deepest dip
+    // under it: the convergence overshoot and undershoot of MIRCC Fig. 3.
+    let reacted = grid.response(&finals, 0.1, 0.0);
     let (from, to) = (at(RUN_MS - 2_000), at(RUN_MS));
     let per: Vec<f64> = flows
         .iter()
@@ -159,8 +154,8 @@ fn arrival(scheme: CcScheme) -> Arrival {
     Arrival {
         settling_ms: [settling(0.1), settling(0.2)],
         start_peak,
-        peak,
-        dip,
+        peak: reacted.over,
+        dip: reacted.under,
         jain_end: jain(&per),
         per_flow_mbps: per.iter().map(|x| x / 1e6).collect(),
         drops: data_drops(&net, &n),

@@ -3,7 +3,8 @@
 //! package (`tests/common`): child processes killed and reaped on drop,
 //! commands run to completion within a bound, waits for a stdout line or a
 //! path with a bound, and free loopback ports. Every wait returns as soon
-//! as its event happens; the timeout only bounds a failure.
+//! as its event happens; the timeout only bounds a failure. [`response`]
+//! measures settling and overshoot of rate series for both arrival tests.
 //!
 //! Dev-only (`publish = false`); panics are the point here: they are test
 //! failures that say what was seen.
@@ -14,6 +15,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+pub mod response;
 
 /// A child process killed (SIGKILL) and reaped when dropped.
 pub struct KillOnDrop(pub Child);
