@@ -189,6 +189,8 @@ impl Bed {
         cmd.args([
             "--subscribe",
             GROUP,
+            // Joined before the source registers: the file starts at 0.
+            "--from-start",
             "--idle-timeout",
             "5",
             "--duration",

@@ -262,6 +262,10 @@ pub struct SubscribeOptions {
     /// Repair gaps with Interests `/<group>/seq=<n>`; `None` writes what
     /// arrives and reports the gaps.
     pub repair: Option<RepairConfig>,
+    /// The stream starts at sequence 0 (joined before the source began):
+    /// a lost first packet is repaired; otherwise the first packet that
+    /// arrives is the start (a live join).
+    pub from_start: bool,
     /// Stop after this long without group Data once the stream started.
     pub idle_timeout: Duration,
     /// Stop after this long in any case.
@@ -275,6 +279,7 @@ impl Default for SubscribeOptions {
         SubscribeOptions {
             access_capacity_bps: None,
             repair: Some(RepairConfig::default()),
+            from_start: false,
             idle_timeout: Duration::from_secs(5),
             max_duration: None,
             quiet: false,
@@ -378,6 +383,7 @@ pub async fn run_subscriber(
             .access_capacity_bps
             .unwrap_or(DEFAULT_ACCESS_CAPACITY_BPS),
         repair: opts.repair,
+        start_seq: opts.from_start.then_some(0),
         ..ReceiverConfig::default()
     };
     let mut rx = MulticastReceiver::new(group.clone(), cfg, clock.now());

@@ -32,6 +32,12 @@ pub struct ReceiverConfig {
     /// releases a gap as soon as it is seen (late packets are then lost
     /// to the application too).
     pub repair: Option<RepairConfig>,
+    /// The sequence number the stream starts at for this receiver. `None`:
+    /// the first packet that arrives (a live join mid-stream). `Some(0)`
+    /// for a receiver that joined before the source began (a whole file):
+    /// a lost first packet is then a hole to repair, not the start; with
+    /// `None` it was silently missing from the output.
+    pub start_seq: Option<u64>,
 }
 
 impl Default for ReceiverConfig {
@@ -43,6 +49,7 @@ impl Default for ReceiverConfig {
             feedback_period: Duration::from_millis(400),
             rate_window: Duration::from_secs(1),
             repair: Some(RepairConfig::default()),
+            start_seq: None,
         }
     }
 }
@@ -121,6 +128,8 @@ impl ReceiverStats {
 /// Gap accounting over a 64-packet reorder window.
 #[derive(Debug, Clone, Copy, Default)]
 struct SeqTracker {
+    /// Packets below it are before this receiver's stream.
+    start: u64,
     next: Option<u64>,
     /// Bit i: sequence `next - 1 - i` was received.
     window: u64,
@@ -134,7 +143,19 @@ enum SeqEvent {
 }
 
 impl SeqTracker {
+    /// Expects the stream to begin at `start`.
+    fn from(start: u64) -> Self {
+        SeqTracker {
+            start,
+            next: Some(start),
+            window: 0,
+        }
+    }
+
     fn on_seq(&mut self, seq: u64) -> SeqEvent {
+        if seq < self.start {
+            return SeqEvent::TooOld;
+        }
         let Some(next) = self.next else {
             self.next = Some(seq.saturating_add(1));
             self.window = 1;
@@ -190,11 +211,16 @@ impl MulticastReceiver {
             pending: VecDeque::new(),
             repairs: VecDeque::new(),
             scratch: Vec::new(),
-            reorder: Reorder::new(cfg.repair.unwrap_or(RepairConfig {
-                window: Duration::ZERO,
-                ..RepairConfig::default()
-            })),
-            seq: SeqTracker::default(),
+            reorder: Reorder::starting_at(
+                cfg.repair.unwrap_or(RepairConfig {
+                    window: Duration::ZERO,
+                    ..RepairConfig::default()
+                }),
+                cfg.start_seq,
+            ),
+            seq: cfg
+                .start_seq
+                .map_or_else(SeqTracker::default, SeqTracker::from),
             window_start: now,
             window_bytes: 0,
             rate_bps: 0.0,
@@ -418,6 +444,27 @@ mod tests {
             r.poll_output(),
             Some(ReceiverOutput::Subscription(_))
         ));
+    }
+
+    #[test]
+    fn a_receiver_from_the_start_repairs_a_lost_first_packet() {
+        let cfg = ReceiverConfig {
+            start_seq: Some(0),
+            ..ReceiverConfig::default()
+        };
+        let mut r = MulticastReceiver::new("/g".parse().unwrap(), cfg, Timestamp::ZERO);
+        r.handle_data(Timestamp::ZERO, &data(1, 99)).unwrap();
+        assert_eq!(r.stats().lost, 1, "seq 0 is lost, not before the start");
+        assert!(r.pop_delivery().is_none(), "1 waits for 0");
+        r.handle_data(Timestamp::from_millis(20), &data(0, 99))
+            .unwrap();
+        assert_eq!((r.stats().lost, r.stats().late), (0, 1));
+        let seqs: Vec<u64> = core::iter::from_fn(|| r.pop_delivery())
+            .map(|d| match d {
+                Delivery::Payload { seq, .. } | Delivery::Gap { seq } => seq,
+            })
+            .collect();
+        assert_eq!(seqs, vec![0, 1]);
     }
 
     #[test]

@@ -110,9 +110,16 @@ pub struct Reorder {
 impl Reorder {
     /// Empty; the first packet fixes where the stream starts.
     pub fn new(cfg: RepairConfig) -> Self {
+        Self::starting_at(cfg, None)
+    }
+
+    /// Empty; the stream starts at `start` (packets before it are not
+    /// wanted, a first packet after it leaves holes from `start` on), or
+    /// at the first packet for `None`.
+    pub fn starting_at(cfg: RepairConfig, start: Option<u64>) -> Self {
         Reorder {
             cfg,
-            next: None,
+            next: start,
             high: 0,
             buffered: BTreeMap::new(),
             missing: BTreeMap::new(),
@@ -311,6 +318,23 @@ mod tests {
         assert_eq!(seqs(&drain(&mut r)), vec![5, 6, 7]);
         assert!(!r.on_packet(ms(0), 6, p(6)), "duplicate");
         assert!(!r.on_packet(ms(0), 4, p(4)), "before the start");
+        assert!(r.is_settled());
+    }
+
+    #[test]
+    fn a_known_start_makes_a_lost_first_packet_a_hole() {
+        let mut r = Reorder::starting_at(RepairConfig::default(), Some(0));
+        assert!(r.on_packet(ms(0), 1, p(1)));
+        assert!(
+            drain(&mut r).is_empty(),
+            "0 is missing, not before the start"
+        );
+        let mut ask = Vec::new();
+        r.poll_repairs(ms(11), &mut ask);
+        assert_eq!(ask, vec![0]);
+        assert!(r.on_packet(ms(20), 0, p(0)));
+        assert_eq!(seqs(&drain(&mut r)), vec![0, 1]);
+        assert_eq!(r.stats().repaired, 1);
         assert!(r.is_settled());
     }
 

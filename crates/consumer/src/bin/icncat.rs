@@ -39,6 +39,12 @@ struct Args {
     /// With --subscribe: do not repair lost packets; write what arrives.
     #[arg(long)]
     no_repair: bool,
+    /// With --subscribe: the stream starts at sequence 0, for a receiver
+    /// that joined before the source began (a whole file): a lost first
+    /// packet is repaired. Without it, the first packet that arrives is
+    /// the start (a live join mid-stream).
+    #[arg(long)]
+    from_start: bool,
     /// With --subscribe: how long a lost packet may still be repaired (by
     /// an Interest /GROUP/seq=N) before it is given up, ms.
     #[arg(long, default_value_t = 2000, value_name = "MS")]
@@ -462,6 +468,7 @@ fn subscribe_main(args: &Args, group: &Name, ep: &Endpoint) -> Result<()> {
     let opts = SubscribeOptions {
         access_capacity_bps,
         repair,
+        from_start: args.from_start,
         idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
         max_duration: args.duration.map(Duration::from_secs_f64),
         quiet: args.quiet,

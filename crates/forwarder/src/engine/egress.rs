@@ -69,8 +69,7 @@ impl Forwarder {
             }
             r
         };
-        f.info.queue = view.stats;
-        f.info.queue.cc_held_interests = f.queues.hook_queued;
+        f.publish_queue(view.stats);
         if let Err(reason) = res {
             self.drop_packet(face, reason);
             return false;
@@ -196,8 +195,7 @@ fn next_frame(
             capacity_bps: f.info.params.capacity_bps,
         };
         let pkt = f.queues.dequeue(now, &mut view, hooks);
-        f.info.queue = view.stats;
-        f.info.queue.cc_held_interests = f.queues.hook_queued;
+        f.publish_queue(view.stats);
         let pkt = pkt?;
         if pkt.congestion_mark > 0 && pkt.kind != PacketKind::Interest {
             f.info.counters.n_out_marked += 1;

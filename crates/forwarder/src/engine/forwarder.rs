@@ -61,6 +61,18 @@ pub(super) struct Face {
     pub(super) lp_seq: u64,
 }
 
+impl Face {
+    /// Publishes the queue occupancy the egress queues just reported, with
+    /// the Interests the congestion-control hook holds (the one place that
+    /// keeps `cc_held_interests` in step with `hook_queued`).
+    pub(super) fn publish_queue(&mut self, stats: QueueStats) {
+        self.info.queue = QueueStats {
+            cc_held_interests: self.queues.hook_queued,
+            ..stats
+        };
+    }
+}
+
 /// The face table, ordered by id (datasets list faces in id order).
 #[derive(Default)]
 pub(super) struct FaceTable(pub(super) BTreeMap<FaceId, Face>);
@@ -261,7 +273,7 @@ impl Forwarder {
         self.cc = hooks;
         for (id, f) in &mut self.faces.0 {
             f.queues.hook_queued = 0;
-            f.info.queue.cc_held_interests = 0;
+            f.publish_queue(f.info.queue);
             self.cc.face_added(now, *id, &f.info.params);
         }
     }
