@@ -286,9 +286,10 @@ const RESPONSE_BAND: f64 = 0.10;
 /// Excursions this short do not unsettle a rate: one control period
 /// (T = 100 ms, one face-state sample) plus sampling jitter. On the testbed
 /// a consumer that stalls for a moment (12 processes on 2 cores) sends a
-/// period's Interests late; MIRCC's Rp, which has no recursive filter,
-/// answers that period's input with a 10-13 % step (measured) and is back
-/// the next. Overshoot and undershoot still count every excursion.
+/// period's Interests late; MIRCC's Rp, whose excess term follows each
+/// period's input (eqs. 4-5, halved by the EWMA), answers with a 10-13 %
+/// step (measured) and is back the next. RCP's R has blips too. Overshoot
+/// and undershoot still count every excursion.
 const RESPONSE_BLIP_S: f64 = 0.15;
 
 /// [`Response`] of step series ((time s, value) at each change or sample)
