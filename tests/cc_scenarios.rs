@@ -363,12 +363,9 @@ fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
     show_arrival(mircc);
     show_arrival(rcp);
     let show = |x: Option<Response>| x.map_or("no series".to_owned(), |x| show_response(&x));
-    for r in [mircc, rcp] {
-        println!(
-            "  {} stamped rate: {}",
-            r.scheme,
-            show(stamped_rate_response(r))
-        );
+    let stamped = [stamped_rate_response(mircc), stamped_rate_response(rcp)];
+    for (r, st) in [mircc, rcp].into_iter().zip(stamped) {
+        println!("  {} stamped rate: {}", r.scheme, show(st));
         println!(
             "  {} sending rates: {}",
             r.scheme,
@@ -381,7 +378,7 @@ fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
         joiners(mircc),
         joiners(rcp)
     );
-    let (Some(m), Some(r)) = (stamped_rate_response(mircc), stamped_rate_response(rcp)) else {
+    let [Some(m), Some(r)] = stamped else {
         return vec!["no stamped-rate series from the bottleneck".into()];
     };
     let mut e = Vec::new();

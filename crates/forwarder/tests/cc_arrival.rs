@@ -25,7 +25,7 @@ use cc_core::{ConsumerLaw, LawKind, SendLimit, Timestamp};
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::testing::flows::{drive, jain};
 use icn_forwarder::testing::Network;
-use icn_test_support::response::Grid;
+use icn_test_support::response::{Grid, Response};
 
 const BOTTLENECK_MBPS: u64 = 10;
 const JOIN_MS: u64 = 2_000;
@@ -130,11 +130,9 @@ fn arrival(scheme: CcScheme) -> Arrival {
     };
     let finals = vec![target; flows.len()];
     // Virtual time has no stalled consumers: every excursion counts.
-    let settling = |band: f64| {
-        grid.response(&finals, band, 0.0)
-            .settling_s
-            .map(|s| (s * 1e3).round() as u64)
-    };
+    let within_10 = grid.response(&finals, 0.1, 0.0);
+    let within_20 = grid.response(&finals, 0.2, 0.0);
+    let settling_ms = |r: &Response| r.settling_s.map(|s| (s * 1e3).round() as u64);
     // The highest rate any flow took above the target after the join: for
     // a joiner, the rate the link advertised before it saw the arrival.
     let start_peak = grid
@@ -144,18 +142,18 @@ fn arrival(scheme: CcScheme) -> Arrival {
         .fold(0.0f64, |m, x| m.max((x - target) / target));
     // From the first time a flow's rate falls through the target (the
     // link has reacted), the highest peak above it and the deepest dip
-    // under it: the convergence overshoot and undershoot of MIRCC Fig. 3.
-    let reacted = grid.response(&finals, 0.1, 0.0);
+    // under it: the convergence overshoot and undershoot of MIRCC Fig. 3
+    // (the same for every band).
     let (from, to) = (at(RUN_MS - 2_000), at(RUN_MS));
     let per: Vec<f64> = flows
         .iter()
         .map(|f| f.stats.goodput_bps(from, to))
         .collect();
     Arrival {
-        settling_ms: [settling(0.1), settling(0.2)],
+        settling_ms: [settling_ms(&within_10), settling_ms(&within_20)],
         start_peak,
-        peak: reacted.over,
-        dip: reacted.under,
+        peak: within_10.over,
+        dip: within_10.under,
         jain_end: jain(&per),
         per_flow_mbps: per.iter().map(|x| x / 1e6).collect(),
         drops: data_drops(&net, &n),
