@@ -316,58 +316,92 @@ fn show_response(x: &Response) -> String {
     )
 }
 
-/// [`Response`] of the rate the bottleneck stamps (RCP R, MIRCC Rp: eq. 1
-/// against eqs. 3-5), as icnfwd's face state reports it every 100 ms.
-fn stamped_rate_response(r: &RunResult) -> Option<Response> {
+/// The target utilisation η of RCP (eq. 1) and MIRCC (eq. 3): both
+/// schemes' default, what they share among the flows.
+const TARGET_UTILISATION: f64 = 0.95;
+
+/// The bottleneck's stamped rate (RCP R, MIRCC Rp: eq. 1 against eqs.
+/// 3-5), as icnfwd's face state reports it every 100 ms, from the join.
+fn stamped_grid(r: &RunResult) -> Option<Grid> {
     let (tj, end) = arrival_span(r);
-    response(&[r.bottleneck().stamped_rates.as_slice()], tj, end)
+    if end <= tj + 1.0 {
+        return None;
+    }
+    Grid::from_steps(&[r.bottleneck().stamped_rates.as_slice()], tj, end, 0.01)
+}
+
+/// The new fair share each flow is told after the arrival: η·C/N.
+fn fair_share_bps(r: &RunResult) -> f64 {
+    TARGET_UTILISATION * r.bottleneck().capacity_bps as f64 / r.flows.len().max(1) as f64
+}
+
+/// [`Response`] of the stamped rate towards the new fair share.
+fn fair_share_response(r: &RunResult) -> Option<Response> {
+    let g = stamped_grid(r)?;
+    Some(g.response(&[fair_share_bps(r)], RESPONSE_BAND, RESPONSE_BLIP_S))
+}
+
+/// [`Response`] of the stamped rate towards its own final value (mean over
+/// the last quarter): the dynamics alone, whatever rate a scheme ends at.
+fn stamped_rate_response(r: &RunResult) -> Option<Response> {
+    let g = stamped_grid(r)?;
+    Some(g.response(&g.tail_means(0.25), RESPONSE_BAND, RESPONSE_BLIP_S))
 }
 
 /// [`Response`] of the consumers' sending rates (their `--log-cwnd`: R, or
-/// Rp + Rs, at every change).
+/// Rp + Rs, at every change), towards their final values.
 fn send_rate_response(r: &RunResult) -> Option<Response> {
     let (tj, end) = arrival_span(r);
     let s: Vec<&[(f64, f64)]> = r.flows.iter().map(|f| f.send_rates.as_slice()).collect();
     response(&s, tj, end)
 }
 
-/// Scenario 2: MIRCC reaches the new share within 1 s and no later than RCP
-/// (within two 100 ms samples), and strays from it less.
+/// Scenario 2: MIRCC's stamped rate reaches the new fair share (η·C/N,
+/// ±10 %) within 1 s of the join and sooner than RCP's, and strays from it
+/// less once it has reacted.
 ///
-/// Compared on the rate the bottleneck stamps (RCP's R against MIRCC's Rp,
-/// eq. 1 against eqs. 3-5, what MIRCC Fig. 3 plots), read from icnfwd's
-/// face state every 100 ms: settling to ±10 % of its final value (one
-/// control period's blips after the first return left out, see
-/// [`RESPONSE_BLIP_S`]), and its largest excursion above or below that once
-/// it has reacted to the arrival ([`response`]).
+/// Measured on the rate the bottleneck stamps (RCP's R against MIRCC's Rp,
+/// what MIRCC Fig. 3 plots and what each consumer applies), read from
+/// icnfwd's face state every 100 ms. Settling leaves out one control
+/// period's blips after the first return ([`RESPONSE_BLIP_S`]); the
+/// excursion counts every sample from the reaction on ([`Response`]).
 ///
-/// Why "no later" and not "sooner" on this testbed: per period (n0's trace,
-/// three runs), MIRCC's Rp walks down from the old rate along its EWMA
-/// (α = 0.5: +307, +235, +160, +64, +42, +20, +6 %) and is in band from
-/// the sixth period on, every run; RCP's R (α = β = 0.4, gain T/d capped at
-/// 1 as in the reference router) cuts within two periods to 16-22 % of the
-/// share, in band after 3-6 periods, and then either stays (settling
-/// 0.38-0.58 s, within one sample of MIRCC's either way) or wanders up to
-/// 45 % for seconds (settling 0.78-11.5 s). The sooner-settling claim holds in the
-/// virtual-time arrival test (`crates/forwarder/tests/cc_arrival.rs`,
-/// where RCP collapses to its floor: 1220 against 320 ms); here it holds
-/// in most runs, and the less-overshoot claim in every one.
+/// Two effects separate the schemes on this testbed, and the output shows
+/// both:
+/// - Where each ends: RCP's flows end 14-19 % below the share (1.92-2.04
+///   Mbit/s, utilisation 77-82 %): eq. 1 weighs the queue that collisions
+///   of the paced 8 KB Data leave as β/α · q/d = q/d, MIRCC's eq. 3 as
+///   β' · q/d = q/d / 10.
+/// - How each gets there (printed "towards its own final value"): MIRCC's
+///   EWMA (α = 0.5)
+///   walks Rp down from the old rate and is within 10 % of its final value
+///   from the sixth period on, every run; RCP's R (α = β = 0.4, gain T/d
+///   capped at 1) cuts within two periods to 16-22 % of the share,
+///   then either stays in band (as soon as MIRCC or a sample sooner) or
+///   wanders up to +45 % for seconds. The virtual-time arrival test
+///   (`crates/forwarder/tests/cc_arrival.rs`) compares the dynamics alone.
 ///
 /// Goodput in 0.5 s windows (the harness's `settle_s` and `over%`, and
-/// [`joiners_overshoot`]: the three joiners' summed rate above their final
-/// sum) is printed with it: at 8 KB Data a window of one flow holds ~18
-/// Data, and since the shaper Nacks what the link cannot carry both
-/// schemes' goodput settles within the first window, too coarse to order
-/// them. The consumers' sending rates (R, or Rp + Rs) are printed as well.
+/// [`joiners_overshoot`]) and the consumers' sending rates are printed too.
 fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
     show_arrival(mircc);
     show_arrival(rcp);
     let show = |x: Option<Response>| x.map_or("no series".to_owned(), |x| show_response(&x));
-    let stamped = [stamped_rate_response(mircc), stamped_rate_response(rcp)];
-    for (r, st) in [mircc, rcp].into_iter().zip(stamped) {
-        println!("  {} stamped rate: {}", r.scheme, show(st));
+    let towards_share = [fair_share_response(mircc), fair_share_response(rcp)];
+    for (r, st) in [mircc, rcp].into_iter().zip(towards_share) {
         println!(
-            "  {} sending rates: {}",
+            "  {} stamped rate, towards the fair share {:.2} Mbit/s: {}",
+            r.scheme,
+            mbps(fair_share_bps(r)),
+            show(st)
+        );
+        println!(
+            "  {} stamped rate, towards its own final value: {}",
+            r.scheme,
+            show(stamped_rate_response(r))
+        );
+        println!(
+            "  {} sending rates, towards their final values: {}",
             r.scheme,
             show(send_rate_response(r))
         );
@@ -378,39 +412,27 @@ fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
         joiners(mircc),
         joiners(rcp)
     );
-    let [Some(m), Some(r)] = stamped else {
+    let [Some(m), Some(r)] = towards_share else {
         return vec!["no stamped-rate series from the bottleneck".into()];
     };
     let mut e = Vec::new();
     let inf = f64::INFINITY;
     let (sm, sr) = (m.settling_s.unwrap_or(inf), r.settling_s.unwrap_or(inf));
-    println!(
-        "settling: mircc {sm:.2} s, rcp {sr:.2} s: {}",
-        if sm + 0.1 <= sr + 1e-9 {
-            "mircc sooner"
-        } else if sr + 0.1 <= sm + 1e-9 {
-            "rcp sooner"
-        } else {
-            "tied"
-        }
-    );
+    println!("settling towards the fair share: mircc {sm:.2} s, rcp {sr:.2} s");
     // MIRCC's EWMA takes six periods from the old rate: in band within 1 s.
     if sm > 1.0 {
         e.push(format!(
-            "mircc's Rp settles in {sm:.2} s after the join, expected within 1 s"
+            "mircc's Rp reaches the fair share {sm:.2} s after the join, expected within 1 s"
         ));
     }
-    // No later than RCP, within two face-state samples (100 ms each, the
-    // resolution of the series): RCP's fast cut landed in band one sample
-    // before MIRCC's EWMA in 1 of 23 runs (0.38 against 0.48 s).
-    if sm > sr + 0.2 + 1e-9 {
+    if sm >= sr {
         e.push(format!(
-            "mircc's Rp settles in {sm:.2} s, later than rcp's R in {sr:.2} s"
+            "mircc's Rp reaches the fair share in {sm:.2} s, not sooner than rcp's R ({sr:.2} s)"
         ));
     }
     if m.worst() >= r.worst() {
         e.push(format!(
-            "mircc's Rp strays {:.1} % from its final value, not less than rcp's R ({:.1} %)",
+            "mircc's Rp strays {:.1} % from the fair share, not less than rcp's R ({:.1} %)",
             m.worst() * 100.0,
             r.worst() * 100.0
         ));
@@ -618,24 +640,20 @@ case!(arrival_rcp, "arrival", "rcp", check_arrival);
 case!(arrival_mircc, "arrival", "mircc", check_arrival);
 
 /// Scenario 2's comparison; it reuses the two arrival runs above.
-// Measured on the bottleneck's stamped rate, settling into ±10 % of the
-// final value. Until MIRCC's arrival detector needed half a period and
-// eight Data (it took a quarter period and four), chance clumps of the
-// paced flows ended periods early in steady state, each a 20 % dip of Rp:
-// MIRCC settled in 1.18-16.38 s in 5 full-length runs. Since, 23 runs (19
-// at CI length, 4 full): MIRCC 0.38-0.48 s in 20, 3.08-7.98 s in 3 when
-// every excursion counts (each a one-period blip); RCP 0.38-11.48 s. In
-// the 13 runs measured with the blip allowance: MIRCC 0.48 s in all; RCP
-// 0.38 s in 1 (one sample sooner), 0.48-0.58 s in 6, 0.78-10.48 s in 6.
-// Worst excursion: MIRCC 6.8-12.1 %, RCP 11.2-56.1 %, smaller in every
-// run.
-// In CI it failed once in 24 runs (fresh clone of 8dc84f5): RCP's R came
-// down slowly from above its final value (settling 4.38 s against MIRCC's
-// 0.48 s), so the excursion measure, which starts at the first fall
-// through the final value, charged it only 6.0 % against MIRCC's 9.1 %.
+// Measured on the bottleneck's stamped rate. Until MIRCC's arrival detector
+// needed half a period and eight Data (it took a quarter period and four),
+// chance clumps of the paced flows ended periods early in steady state,
+// each a 20 % dip of Rp. Since, against each scheme's own final value
+// (the dynamics alone, 23 runs): MIRCC 0.38-0.48 s, RCP 0.38-11.48 s,
+// either one a sample sooner in some runs; worst excursion MIRCC
+// 6.8-12.1 %, RCP 11.2-56.1 %. That comparison failed once in CI (RCP came
+// down slowly from above, which the excursion then did not count; it now
+// does). Against the fair share η·C/N, what the scenario asks, 5 runs at CI
+// length and 3 at full length: MIRCC 0.38-0.48 s, worst excursion
+// 7.2-11.0 %; RCP never (its flows end 14-19 % below the share), worst
+// excursion 21.8-59.4 %.
 #[test]
-#[ignore = "one failure in 24 runs (RCP's slow approach from above is not counted as overshoot); run by full_table, or with --ignored"]
-fn arrival_mircc_settles_no_later_than_rcp_and_strays_less() {
+fn arrival_mircc_reaches_the_fair_share_sooner_and_strays_less() {
     let (Some(m), Some(r)) = (
         run_case("arrival", "mircc", full_mode()),
         run_case("arrival", "rcp", full_mode()),

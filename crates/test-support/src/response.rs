@@ -9,7 +9,10 @@
 //! value. Overshoot and undershoot: once a series has fallen through its
 //! final value (the link reacted to the arrival), its highest excursion
 //! above and below it. The first fall marks the reaction: what comes
-//! before it is the old rate, not an overshoot.
+//! before it is the old rate, not an overshoot. A series that never falls
+//! through is measured from its first entry into the band, and one that
+//! never enters it over its whole span: a final value it does not reach
+//! is an excursion however it approaches.
 
 /// Series of equal length sampled every `step_s`, from the step on.
 #[derive(Debug, Clone)]
@@ -27,8 +30,8 @@ pub struct Response {
     pub settling_s: Option<f64>,
     /// The same, counting every excursion.
     pub settling_strict_s: Option<f64>,
-    /// Highest excursion above the final value after the first fall
-    /// through it, relative.
+    /// Highest excursion above the final value after the reaction (the
+    /// first fall through it, see the module doc), relative.
     pub over: f64,
     /// Deepest excursion below it from the same point, relative.
     pub under: f64,
@@ -131,11 +134,19 @@ impl Grid {
         }
         let (mut over, mut under) = (0.0f64, 0.0f64);
         for (s, &f) in self.series.iter().zip(finals) {
-            if let Some(k) = s.windows(2).position(|w| w[0] > f && w[1] <= f) {
-                for &x in &s[k + 1..] {
-                    over = over.max((x - f) / f);
-                    under = under.max((f - x) / f);
-                }
+            // The reaction: the first fall through the final value; for a
+            // series that approaches from above without crossing, its first
+            // entry into the band; for one that never gets there, the
+            // start (all of it strays).
+            let from = s
+                .windows(2)
+                .position(|w| w[0] > f && w[1] <= f)
+                .map(|k| k + 1)
+                .or_else(|| s.iter().position(|x| (x - f).abs() <= band * f))
+                .unwrap_or(0);
+            for &x in &s[from..] {
+                over = over.max((x - f) / f);
+                under = under.max((f - x) / f);
             }
         }
         Response {
@@ -187,6 +198,19 @@ mod tests {
         // Two samples out is no blip.
         let g = grid(vec![10.0, 5.0, 5.0, 6.0, 6.0, 5.0, 5.0, 5.0]);
         assert!(near(g.response(&[5.0], 0.1, 0.1).settling_s, 0.5));
+    }
+
+    #[test]
+    fn a_target_approached_from_above_or_missed_still_counts() {
+        // Down from 10 towards 5 without crossing: measured from entry.
+        let g = grid(vec![10.0, 8.0, 5.4, 5.2, 5.1, 5.2]);
+        let r = g.response(&[5.0], 0.1, 0.0);
+        assert!((r.over - 0.08).abs() < 1e-9 && r.under == 0.0, "{r:?}");
+        // Stuck at 7 against a target of 5: all of it strays.
+        let g = grid(vec![10.0, 8.0, 7.0, 7.0]);
+        let r = g.response(&[5.0], 0.1, 0.0);
+        assert!((r.over - 1.0).abs() < 1e-9 && r.under == 0.0, "{r:?}");
+        assert_eq!(r.settling_s, None);
     }
 
     #[test]
