@@ -582,15 +582,6 @@ macro_rules! case {
             }
         }
     };
-    ($test:ident, $scenario:literal, $scheme:literal, $check:ident, ignore = $why:literal) => {
-        #[test]
-        #[ignore = $why]
-        fn $test() {
-            if let Some(r) = run_case($scenario, $scheme, full_mode()) {
-                assert_ok($check(&r));
-            }
-        }
-    };
 }
 
 case!(dumbbell_none_contrast, "dumbbell", "none", check_dumbbell);
