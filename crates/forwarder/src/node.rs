@@ -216,10 +216,17 @@ impl FwdOps for EngineOps<'_> {
                     .drops
                     .nonzero()
                     .map(|(r, c)| (r.as_str().to_owned(), c))
+                    .chain(
+                        (f.emulated_drops > 0)
+                            .then(|| ("emulated-loss".to_owned(), f.emulated_drops)),
+                    )
                     .collect(),
                 primary_rate_bps: f.cc.primary_rate_bps,
                 secondary_rate_bps: f.cc.secondary_rate_bps,
                 target_rate_bps: f.cc.target_rate_bps,
+                sojourn_last_ns: (f.sojourn.count() > 0).then_some(f.sojourn.last_ns),
+                sojourn_p95_ns: (f.sojourn.count() > 0).then(|| f.sojourn.quantile_ns(0.95)),
+                sojourn_max_ns: (f.sojourn.count() > 0).then_some(f.sojourn.max_ns),
             })
             .collect()
     }

@@ -109,6 +109,21 @@ fn routes_and_faces_are_ready_when_the_socket_appears() {
         }
     };
     assert_eq!(seen.name, want);
+    // The Interest's wait in the TCP face's egress queue is in its state.
+    let snap = rt.block_on(async {
+        let mut c = Client::connect(&sock).await.unwrap();
+        c.snapshot().await.unwrap()
+    });
+    let st = snap
+        .states
+        .iter()
+        .find(|s| s.face_id == tcp_face.face_id)
+        .expect("icnfwd-state of the TCP face");
+    assert!(
+        st.sojourn_last_ns.is_some() && st.sojourn_p95_ns >= st.sojourn_last_ns.map(|_| 1),
+        "{st:?}"
+    );
+    assert!(st.sojourn_max_ns >= st.sojourn_last_ns, "{st:?}");
 
     let mut msg = [0u8; 64];
     let k = notify.recv(&mut msg).expect("READY=1 on NOTIFY_SOCKET");

@@ -150,14 +150,15 @@ pub fn render_mcast(m: &McastState) -> String {
     o
 }
 
-/// One line of icnfwd-specific face state: capacity, egress queue, frames,
-/// congestion marks and drops by reason.
+/// One line of icnfwd-specific face state: capacity, egress queue and its
+/// sojourn times, frames, congestion marks, drops by reason and the
+/// congestion control's rates.
 pub fn render_state(st: &FaceState) -> String {
     let cap = st
         .capacity_bps
         .map_or_else(|| "unpaced".to_owned(), |c| format!("{c}bps"));
     let drops: Vec<String> = st.drops.iter().map(|(r, c)| format!("{r}={c}")).collect();
-    format!(
+    let mut line = format!(
         "capacity={cap} queue={{{}i/{}B {}d/{}B {}frames}} out-frames={} marked={} drops={{{}}}",
         st.queue_interests,
         st.queue_interest_bytes,
@@ -167,7 +168,28 @@ pub fn render_state(st: &FaceState) -> String {
         st.n_out_frames,
         st.n_out_marked,
         drops.join(", ")
-    )
+    );
+    let ms = |ns: u64| ns as f64 / 1e6;
+    if let (Some(last), Some(p95), Some(max)) =
+        (st.sojourn_last_ns, st.sojourn_p95_ns, st.sojourn_max_ns)
+    {
+        line += &format!(
+            " sojourn={{last={:.3}ms p95<={:.3}ms max={:.3}ms}}",
+            ms(last),
+            ms(p95),
+            ms(max)
+        );
+    }
+    for (name, rate) in [
+        ("primary-rate", st.primary_rate_bps),
+        ("secondary-rate", st.secondary_rate_bps),
+        ("target-rate", st.target_rate_bps),
+    ] {
+        if let Some(r) = rate {
+            line += &format!(" {name}={r}bps");
+        }
+    }
+    line
 }
 
 /// Connects, fetches and prints; the `icnfwd status` entry point.

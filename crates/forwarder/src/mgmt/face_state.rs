@@ -1,7 +1,7 @@
 //! The icnfwd-specific dataset `/localhost/nfd/faces/icnfwd-state`: per-face
 //! state that NFD's FaceStatus has no field for (link capacity, egress queue
-//! occupancy, frames, congestion marks, drops by reason, the congestion
-//! control's current rates). Served like every
+//! occupancy and sojourn time, frames, congestion marks, drops by reason,
+//! the congestion control's current rates). Served like every
 //! status dataset (versioned, segmented); NFD tools never ask for it.
 //!
 //! ```text
@@ -9,6 +9,7 @@
 //!                      QueueInterestBytes QueueData QueueDataBytes QueueFrames
 //!                      NOutFrames NOutMarked *Drop [PrimaryRateBps]
 //!                      [SecondaryRateBps] [TargetRateBps]
+//!                      [SojournLastNs SojournP95Ns SojournMaxNs]
 //! FaceId           = 105 NNI                  (as in FaceStatus)
 //! CapacityBps      = 200 NNI                  (bit/s; absent = unpaced)
 //! QueueInterests   = 201 NNI   QueueInterestBytes = 202 NNI
@@ -21,7 +22,12 @@
 //! PrimaryRateBps   = 211 NNI   (RCP R / MIRCC Rp this face stamps, bit/s)
 //! SecondaryRateBps = 212 NNI   (MIRCC Rs)
 //! TargetRateBps    = 213 NNI   (QSCCP PECN R / CCC bandwidth estimate)
+//! SojournLastNs    = 214 NNI   (queueing delay of the last packet to leave)
+//! SojournP95Ns     = 215 NNI   (95th percentile since the face was created,
+//!                               upper edge of its log2 bucket)
+//! SojournMaxNs     = 216 NNI   (largest since the face was created)
 //! ```
+//! Drops include link emulation's random loss (reason "emulated-loss").
 //! Decoders skip unknown elements, so fields can be added.
 
 use bytes::{Bytes, BytesMut};
@@ -48,6 +54,9 @@ const COUNT: u32 = 210;
 const PRIMARY_RATE_BPS: u32 = 211;
 const SECONDARY_RATE_BPS: u32 = 212;
 const TARGET_RATE_BPS: u32 = 213;
+const SOJOURN_LAST_NS: u32 = 214;
+const SOJOURN_P95_NS: u32 = 215;
+const SOJOURN_MAX_NS: u32 = 216;
 
 /// One face's icnfwd-specific state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,6 +81,12 @@ pub struct FaceState {
     pub secondary_rate_bps: Option<u64>,
     /// QSCCP/CCC target rate computed on the face, bit/s.
     pub target_rate_bps: Option<u64>,
+    /// Queueing delay of the packets that left the face (both queues):
+    /// the last one's, the 95th percentile and the largest, ns. `None`
+    /// until a packet has left.
+    pub sojourn_last_ns: Option<u64>,
+    pub sojourn_p95_ns: Option<u64>,
+    pub sojourn_max_ns: Option<u64>,
 }
 
 impl FaceState {
@@ -95,6 +110,9 @@ impl FaceState {
         put_opt_nni(&mut b, PRIMARY_RATE_BPS, self.primary_rate_bps);
         put_opt_nni(&mut b, SECONDARY_RATE_BPS, self.secondary_rate_bps);
         put_opt_nni(&mut b, TARGET_RATE_BPS, self.target_rate_bps);
+        put_opt_nni(&mut b, SOJOURN_LAST_NS, self.sojourn_last_ns);
+        put_opt_nni(&mut b, SOJOURN_P95_NS, self.sojourn_p95_ns);
+        put_opt_nni(&mut b, SOJOURN_MAX_NS, self.sojourn_max_ns);
         put_nested(out, ITEM, &b);
     }
 
@@ -117,6 +135,9 @@ impl FaceState {
                 PRIMARY_RATE_BPS => s.primary_rate_bps = Some(wire::nni(&v)?),
                 SECONDARY_RATE_BPS => s.secondary_rate_bps = Some(wire::nni(&v)?),
                 TARGET_RATE_BPS => s.target_rate_bps = Some(wire::nni(&v)?),
+                SOJOURN_LAST_NS => s.sojourn_last_ns = Some(wire::nni(&v)?),
+                SOJOURN_P95_NS => s.sojourn_p95_ns = Some(wire::nni(&v)?),
+                SOJOURN_MAX_NS => s.sojourn_max_ns = Some(wire::nni(&v)?),
                 DROP => {
                     let (mut reason, mut count) = (None, 0);
                     let mut rr = TlvReader::new(v);
@@ -161,8 +182,9 @@ mod tests {
             proptest::array::uniform7(any::<u64>()),
             proptest::collection::vec(("[a-z-]{1,20}", any::<u64>()), 0..5),
             proptest::array::uniform3(proptest::option::of(any::<u64>())),
+            proptest::array::uniform3(proptest::option::of(any::<u64>())),
         )
-            .prop_map(|(face_id, capacity_bps, q, drops, rates)| FaceState {
+            .prop_map(|(face_id, capacity_bps, q, drops, rates, sj)| FaceState {
                 face_id,
                 capacity_bps,
                 queue_interests: q[0],
@@ -176,6 +198,9 @@ mod tests {
                 primary_rate_bps: rates[0],
                 secondary_rate_bps: rates[1],
                 target_rate_bps: rates[2],
+                sojourn_last_ns: sj[0],
+                sojourn_p95_ns: sj[1],
+                sojourn_max_ns: sj[2],
             })
     }
 
