@@ -195,6 +195,11 @@ pub struct FaceConfig {
     pub uri: String,
     /// Pace egress at this rate (the queue then forms inside icnfwd).
     pub capacity_bps: Option<u64>,
+    /// Capacity of the link's other direction, Data arriving from the peer,
+    /// when it differs (asymmetric links); the rate laws and Interest
+    /// shapers book it. Absent: `capacity_bps`.
+    #[serde(default)]
+    pub ingress_capacity_bps: Option<u64>,
     pub mtu: Option<usize>,
     /// Link emulation for testbeds: one-way delay added after the shaper, ms.
     #[serde(default)]

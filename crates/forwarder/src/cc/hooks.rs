@@ -25,7 +25,11 @@ use crate::engine::{
 
 /// Per-face machinery; each part exists only when its scheme is enabled.
 pub(crate) struct FaceCc {
+    /// Egress (pacing) capacity: the Data this node sends over the face.
     pub(crate) capacity_bps: Option<u64>,
+    /// Capacity of the Data arriving over the face (the link's other
+    /// direction): what rate laws, Interest shapers and schedulers book.
+    pub(crate) data_in_bps: Option<u64>,
     pub(crate) local: bool,
     pub(crate) rate: Option<RateFace>,
     codel: Option<CodelMarker>,
@@ -98,10 +102,11 @@ impl SchemeHooks {
             .iter()
             .map(|&face| Candidate {
                 face,
+                // The next hop's Data come back over this face.
                 capacity_bps: self
                     .faces
                     .get(&face)
-                    .and_then(|f| f.capacity_bps)
+                    .and_then(|f| f.data_in_bps)
                     .filter(|c| *c > 0),
             })
             .collect();
@@ -140,7 +145,7 @@ impl SchemeHooks {
         let f = self.faces.get_mut(&face)?;
         // Rate laws and schedulers need a capacity; local (application)
         // faces are never the bottleneck and carry no shaping.
-        let cap = f.capacity_bps.filter(|c| *c > 0 && !f.local);
+        let cap = f.data_in_bps.filter(|c| *c > 0 && !f.local);
         if pcon && f.codel.is_none() {
             f.codel = Some(CodelMarker::new(CodelConfig {
                 target: Duration::from_millis(cfg.pcon.target_ms),
@@ -174,6 +179,7 @@ impl CcHooks for SchemeHooks {
             face,
             FaceCc {
                 capacity_bps: params.capacity_bps,
+                data_in_bps: params.data_in_capacity_bps(),
                 local: params.is_local(),
                 rate: None,
                 codel: None,
@@ -194,13 +200,15 @@ impl CcHooks for SchemeHooks {
         })
     }
 
-    fn capacity_changed(&mut self, face: FaceId, capacity_bps: Option<u64>) {
+    fn capacity_changed(&mut self, face: FaceId, params: &FaceParams) {
         let eta = self.cfg.ccc.utilisation;
+        // CCC supervises the Data this node sends over the face.
         self.ccc
-            .capacity_changed(face, capacity_bps.map(|c| (c as f64 * eta) as u64));
+            .capacity_changed(face, params.capacity_bps.map(|c| (c as f64 * eta) as u64));
         if let Some(f) = self.faces.get_mut(&face) {
-            f.capacity_bps = capacity_bps;
-            if let (Some(r), Some(c)) = (f.rate.as_mut(), capacity_bps) {
+            f.capacity_bps = params.capacity_bps;
+            f.data_in_bps = params.data_in_capacity_bps();
+            if let (Some(r), Some(c)) = (f.rate.as_mut(), f.data_in_bps) {
                 r.set_capacity(c as f64);
             }
         }

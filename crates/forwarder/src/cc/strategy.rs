@@ -108,7 +108,7 @@ fn ccc_data(ctx: &mut StrategyCtx<'_>, in_face: FaceId, pit: &PitEntry, prefix: 
                 let up_bps = h
                     .faces
                     .get(&in_face)
-                    .and_then(|f| f.capacity_bps)
+                    .and_then(|f| f.data_in_bps)
                     .filter(|c| *c > 0);
                 h.ccc
                     .on_data(now, prefix, in_face, constraint, lp.bytes, r.face, up_bps)
@@ -206,7 +206,7 @@ impl Strategy for CcStrategy {
                             .map(|&f| {
                                 ctx.faces
                                     .face_info(FaceId(f))
-                                    .and_then(|i| i.params.capacity_bps)
+                                    .and_then(|i| i.params.data_in_capacity_bps())
                                     .map_or(1.0, |c| c as f64)
                             })
                             .collect();

@@ -97,9 +97,10 @@ pub trait CcHooks: Send {
         let _ = face;
         0
     }
-    /// A face's capacity changed.
-    fn capacity_changed(&mut self, face: FaceId, capacity_bps: Option<u64>) {
-        let _ = (face, capacity_bps);
+    /// A face's capacity (egress `capacity_bps`, or the ingress capacity of
+    /// Data arriving over it) changed; `params` are the face's new ones.
+    fn capacity_changed(&mut self, face: FaceId, params: &FaceParams) {
+        let _ = (face, params);
     }
     /// An Interest (not a Nack) of `wire_len` bytes arrived on `face`.
     fn interest_received(&mut self, now: Timestamp, face: FaceId, cc: &CcFields, wire_len: usize) {

@@ -117,6 +117,10 @@ pub struct FaceParams {
     /// Link capacity; when set, `poll_transmit` paces this face at it so
     /// that the queue forms inside the engine, where AQM can see it.
     pub capacity_bps: Option<u64>,
+    /// Capacity of the other direction (Data arriving over this face),
+    /// for links that are not symmetric; `None`: as `capacity_bps`. Rate
+    /// laws and Interest shapers book returning Data against it.
+    pub ingress_capacity_bps: Option<u64>,
     /// NFD LocalFieldsEnabled: emit IncomingFaceId, honour NextHopFaceId.
     /// Only takes effect on local faces.
     pub local_fields: bool,
@@ -170,6 +174,7 @@ impl FaceParams {
             local_uri: String::new(),
             mtu: None,
             capacity_bps: None,
+            ingress_capacity_bps: None,
             local_fields: false,
             congestion_marking: false,
             emulation: None,
@@ -195,6 +200,18 @@ impl FaceParams {
     pub fn with_capacity_bps(mut self, bps: u64) -> Self {
         self.capacity_bps = Some(bps);
         self
+    }
+
+    /// Sets the capacity of the other direction (builder style).
+    pub fn with_ingress_capacity_bps(mut self, bps: u64) -> Self {
+        self.ingress_capacity_bps = Some(bps);
+        self
+    }
+
+    /// Capacity of the direction Data arrive on: the ingress capacity when
+    /// one is set, else the (symmetric) link capacity.
+    pub fn data_in_capacity_bps(&self) -> Option<u64> {
+        self.ingress_capacity_bps.or(self.capacity_bps)
     }
 
     /// Sets link emulation (builder style).

@@ -248,7 +248,24 @@ impl Forwarder {
             .get_mut(&face)
             .ok_or(EngineError::UnknownFace(face))?;
         f.info.params.capacity_bps = bps;
-        self.cc.capacity_changed(face, bps);
+        self.cc.capacity_changed(face, &f.info.params);
+        Ok(())
+    }
+
+    /// Changes the capacity of the direction Data arrive on over a face
+    /// (None = as its pacing capacity: a symmetric link).
+    pub fn set_face_ingress_capacity_bps(
+        &mut self,
+        face: FaceId,
+        bps: Option<u64>,
+    ) -> Result<(), EngineError> {
+        let f = self
+            .faces
+            .0
+            .get_mut(&face)
+            .ok_or(EngineError::UnknownFace(face))?;
+        f.info.params.ingress_capacity_bps = bps;
+        self.cc.capacity_changed(face, &f.info.params);
         Ok(())
     }
 

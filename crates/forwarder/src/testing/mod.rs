@@ -32,7 +32,8 @@ pub struct NodeId(pub usize);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AppId(pub usize);
 
-/// Properties of a simulated link (both directions alike).
+/// Properties of a simulated link (both directions alike, unless
+/// `reverse_capacity_bps` is set).
 #[derive(Debug, Clone, Copy)]
 pub struct LinkParams {
     /// One-way propagation delay.
@@ -40,6 +41,10 @@ pub struct LinkParams {
     /// Link rate; also configured as both faces' pacing capacity so that
     /// queues form inside the engines.
     pub capacity_bps: Option<u64>,
+    /// Rate of the direction from the second node to the first, when it
+    /// differs: that node paces at it and the first node's face has it as
+    /// its ingress capacity.
+    pub reverse_capacity_bps: Option<u64>,
     /// Probability that a frame is lost.
     pub loss: f64,
     /// MTU of both faces (enables LP fragmentation/reassembly).
@@ -53,6 +58,7 @@ impl Default for LinkParams {
         LinkParams {
             delay: Duration::from_millis(1),
             capacity_bps: None,
+            reverse_capacity_bps: None,
             loss: 0.0,
             mtu: None,
             link_type: LinkType::PointToPoint,
@@ -199,19 +205,26 @@ impl Network {
 
     /// Joins two nodes with a link; returns (face on a, face on b).
     pub fn connect(&mut self, a: NodeId, b: NodeId, p: LinkParams) -> (FaceId, FaceId) {
-        let mk = |uri: String| {
+        let (ab_bps, ba_bps) = (p.capacity_bps, p.reverse_capacity_bps.or(p.capacity_bps));
+        let mk = |uri: String, out_bps: Option<u64>, in_bps: Option<u64>| {
             let mut fp = FaceParams::non_local(uri).with_link_type(p.link_type);
             fp.mtu = p.mtu;
-            fp.capacity_bps = p.capacity_bps;
+            fp.capacity_bps = out_bps;
+            if p.reverse_capacity_bps.is_some() {
+                fp.ingress_capacity_bps = in_bps;
+            }
             fp
         };
         let now = self.now;
-        let fa = self.nodes[a.0].add_face(now, mk(format!("sim://{}", b.0)));
-        let fb = self.nodes[b.0].add_face(now, mk(format!("sim://{}", a.0)));
+        let fa = self.nodes[a.0].add_face(now, mk(format!("sim://{}", b.0), ab_bps, ba_bps));
+        let fb = self.nodes[b.0].add_face(now, mk(format!("sim://{}", a.0), ba_bps, ab_bps));
         let d = self.dirs.len();
-        for _ in 0..2 {
+        for bps in [ab_bps, ba_bps] {
             self.dirs.push(Direction {
-                params: p,
+                params: LinkParams {
+                    capacity_bps: bps,
+                    ..p
+                },
                 busy_until: Timestamp::ZERO,
                 delivered_frames: 0,
                 delivered_bytes: 0,

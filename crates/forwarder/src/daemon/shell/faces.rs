@@ -144,10 +144,13 @@ impl Shell {
         Some(id)
     }
 
+    /// Opens a `[[face]]`: `capacity_bps` paces it, `ingress_capacity_bps`
+    /// (None: the same) is the capacity of Data arriving over it.
     pub(super) fn open_permanent(
         &mut self,
         uri: &FaceUri,
         capacity_bps: Option<u64>,
+        ingress_capacity_bps: Option<u64>,
         mtu: Option<usize>,
     ) -> anyhow::Result<FaceId> {
         let now = self.now();
@@ -161,6 +164,7 @@ impl Shell {
                     local_uri: FaceUri::Udp(self.udp[sock].local).to_string(),
                     mtu: Some(mtu.unwrap_or(self.cfg.udp.mtu)),
                     capacity_bps,
+                    ingress_capacity_bps,
                     ..FaceParams::non_local(uri.to_string())
                 };
                 let id = self.node.add_face(now, params);
@@ -176,6 +180,7 @@ impl Shell {
                     persistency: Persistency::Permanent,
                     mtu,
                     capacity_bps,
+                    ingress_capacity_bps,
                     ..FaceParams::non_local(uri.to_string())
                 };
                 let id = self.node.add_face(now, params);

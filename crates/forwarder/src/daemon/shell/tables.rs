@@ -17,7 +17,7 @@ impl Shell {
                 continue;
             }
             let f = &cfg.face[i];
-            let id = self.open_permanent(&uri, f.capacity_bps, f.mtu)?;
+            let id = self.open_permanent(&uri, f.capacity_bps, f.ingress_capacity_bps, f.mtu)?;
             // Link emulation (testbeds): delay/loss after the face's shaper.
             let _ = self
                 .node
