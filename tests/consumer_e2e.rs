@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{binary, forwarder, free_udp_port, publish, wait_published, Proc};
+use common::{binary, cc_pair, forwarder, publish, udp_pair, wait_published, Proc, UdpPairExtra};
 
 fn fetch(sock: &Path, name: &str, out: &Path, extra: &[&str]) -> String {
     let o = Command::new(binary("icncat"))
@@ -224,58 +224,6 @@ fn icncat_reports_a_missing_name_clearly() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("ERROR:"), "{err}");
-}
-
-/// Config lines [`udp_pair`] adds: `b` after B's `[udp] listen`, `face`
-/// inside A's `[[face]]`, `a` at the end of A's config.
-#[derive(Default)]
-struct UdpPairExtra {
-    b: String,
-    face: String,
-    a: String,
-}
-
-/// Forwarder B listening on UDP, then forwarder A with a UDP face towards
-/// `via(B's port)` (B itself, or a relay in front of it) and a route for
-/// `prefix` over it. Returns (A, B, A's socket, B's socket).
-fn udp_pair(
-    dir: &Path,
-    prefix: &str,
-    via: impl FnOnce(u16) -> u16,
-    extra: &UdpPairExtra,
-) -> (Proc, Proc, PathBuf, PathBuf) {
-    let port_b = free_udp_port();
-    let port_a = free_udp_port();
-    let (b, sock_b) = forwarder(
-        dir,
-        "b",
-        &format!("[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\n{}", extra.b),
-    );
-    let up = via(port_b);
-    let extra_a = format!(
-        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{up}\"\n{}[[route]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:{up}\"\ncost = 1\n{}",
-        extra.face, extra.a
-    );
-    let (a, sock_a) = forwarder(dir, "a", &extra_a);
-    (a, b, sock_a, sock_b)
-}
-
-/// Two forwarders both running `[cc] scheme`, A's face to B and B's
-/// on-demand face to A both at `capacity_bps` (A stamps and shapes on its
-/// face, B paces the Data it sends back). Returns (A, B, A's socket, B's socket).
-fn cc_pair(
-    dir: &Path,
-    scheme: &str,
-    prefix: &str,
-    capacity_bps: u64,
-) -> (Proc, Proc, PathBuf, PathBuf) {
-    let cc = format!("[cc]\nscheme = \"{scheme}\"\n");
-    let extra = UdpPairExtra {
-        b: format!("default_capacity_bps = {capacity_bps}\n{cc}"),
-        face: format!("capacity_bps = {capacity_bps}\n"),
-        a: cc,
-    };
-    udp_pair(dir, prefix, |b| b, &extra)
 }
 
 /// A rate scheme without `--rate`/`--objective` follows what icnfwd stamps

@@ -1,4 +1,5 @@
-//! Helpers shared by the process-level tests (consumer_e2e, consumer_interop):
+//! Helpers shared by the process-level tests (consumer_e2e, consumer_mixing,
+//! consumer_interop):
 //! finding the workspace binaries, killing children on drop, and starting
 //! icnfwd / icnput with bounded waits for the events that say they are ready
 //! (icnfwd's `READY=1` on `$NOTIFY_SOCKET`, icnput's "Published" line).
@@ -129,4 +130,56 @@ pub fn publish(sock: &Path, name: &str, file: &Path) -> Proc {
     let mut put = Proc(child);
     wait_published(&mut put.0);
     put
+}
+
+/// Config lines [`udp_pair`] adds: `b` after B's `[udp] listen`, `face`
+/// inside A's `[[face]]`, `a` at the end of A's config.
+#[derive(Default)]
+pub struct UdpPairExtra {
+    pub b: String,
+    pub face: String,
+    pub a: String,
+}
+
+/// Forwarder B listening on UDP, then forwarder A with a UDP face towards
+/// `via(B's port)` (B itself, or a relay in front of it) and a route for
+/// `prefix` over it. Returns (A, B, A's socket, B's socket).
+pub fn udp_pair(
+    dir: &Path,
+    prefix: &str,
+    via: impl FnOnce(u16) -> u16,
+    extra: &UdpPairExtra,
+) -> (Proc, Proc, PathBuf, PathBuf) {
+    let port_b = free_udp_port();
+    let port_a = free_udp_port();
+    let (b, sock_b) = forwarder(
+        dir,
+        "b",
+        &format!("[udp]\nlisten = [\"127.0.0.1:{port_b}\"]\n{}", extra.b),
+    );
+    let up = via(port_b);
+    let extra_a = format!(
+        "[udp]\nlisten = [\"127.0.0.1:{port_a}\"]\n[[face]]\nuri = \"udp4://127.0.0.1:{up}\"\n{}[[route]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:{up}\"\ncost = 1\n{}",
+        extra.face, extra.a
+    );
+    let (a, sock_a) = forwarder(dir, "a", &extra_a);
+    (a, b, sock_a, sock_b)
+}
+
+/// Two forwarders both running `[cc] scheme`, A's face to B and B's
+/// on-demand face to A both at `capacity_bps` (A stamps and shapes on its
+/// face, B paces the Data it sends back). Returns (A, B, A's socket, B's socket).
+pub fn cc_pair(
+    dir: &Path,
+    scheme: &str,
+    prefix: &str,
+    capacity_bps: u64,
+) -> (Proc, Proc, PathBuf, PathBuf) {
+    let cc = format!("[cc]\nscheme = \"{scheme}\"\n");
+    let extra = UdpPairExtra {
+        b: format!("default_capacity_bps = {capacity_bps}\n{cc}"),
+        face: format!("capacity_bps = {capacity_bps}\n"),
+        a: cc,
+    };
+    udp_pair(dir, prefix, |b| b, &extra)
 }

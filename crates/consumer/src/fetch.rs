@@ -73,7 +73,15 @@ struct ProbeState {
     tries: u32,
     dead: bool,
     due: bool,
+    /// Nacked for congestion: `deadline` is the end of its back-off, not a
+    /// timeout.
+    backing_off: bool,
 }
+
+/// Back-off of a discovery probe Nacked for congestion, per Nack so far:
+/// congestion on the path is transient (a shaper full for a moment), so
+/// the probe is sent again after a pause instead of failing the fetch.
+const PROBE_CONGESTION_BACKOFF: Duration = Duration::from_millis(50);
 
 /// A fetch in progress.
 pub struct Fetcher {
@@ -246,6 +254,12 @@ impl Fetcher {
         let max = self.cfg.pipeline.max_retries;
         for p in &mut self.probes {
             if !p.dead && !p.due && p.deadline <= now {
+                if p.backing_off {
+                    // Its Nack was counted as the try.
+                    p.backing_off = false;
+                    p.due = true;
+                    continue;
+                }
                 p.tries += 1;
                 tracing::debug!(probe = ?p.kind, tries = p.tries, "version discovery timeout");
                 if max.is_some_and(|m| p.tries > m) {
@@ -339,7 +353,15 @@ impl Fetcher {
 
     fn on_nack(&mut self, now: Timestamp, lp: &LpPacket, i: &Interest, reason: NackReason) {
         let Some(versioned) = self.versioned.clone() else {
+            let max = self.cfg.pipeline.max_retries;
             if let Some(p) = self.probes.iter_mut().find(|p| p.name == i.name && !p.dead) {
+                p.tries += 1;
+                if reason == NackReason::Congestion && max.is_none_or(|m| p.tries <= m) {
+                    tracing::debug!(probe = ?p.kind, tries = p.tries, "version discovery Nacked for congestion: backing off");
+                    p.backing_off = true;
+                    p.deadline = now + PROBE_CONGESTION_BACKOFF * p.tries.min(20);
+                    return;
+                }
                 p.dead = true;
             }
             self.check_probes_dead(&format!("Nack {reason:?}"));
@@ -368,6 +390,7 @@ impl Probe {
             tries: 0,
             dead: false,
             due: true,
+            backing_off: false,
         }
     }
 }

@@ -141,6 +141,86 @@ fn missing_name_fails_discovery_after_retries() {
     );
 }
 
+/// A discovery probe Nacked for congestion (a shaper full for a moment) is
+/// sent again after a back-off; the fetch goes on. Other Nacks still end
+/// the probe.
+#[test]
+fn congestion_nack_on_discovery_backs_off_and_retries() {
+    let (mut p, body) = publisher(9_000);
+    let cfg = FetchConfig {
+        discovery: Discovery::Rdr,
+        seed: Some(5),
+        ..FetchConfig::default()
+    };
+    let mut f = Fetcher::new(
+        "/f".parse().unwrap(),
+        cfg,
+        Scheme::new(&SchemeOptions::default()),
+    );
+    let mut now = Timestamp::ZERO;
+    let nack = |pkt: Bytes| {
+        LpPacket {
+            nack: Some(NackReason::Congestion),
+            fragment: Some(pkt),
+            ..LpPacket::default()
+        }
+        .encode()
+    };
+    // Nacked twice: each time the probe waits, then goes out again.
+    for k in 1..=2u64 {
+        let pkt = f.poll_transmit(now).expect("probe");
+        f.handle_packet(now, nack(pkt));
+        assert!(f.error().is_none(), "{:?}", f.error());
+        assert!(
+            f.poll_transmit(now).is_none(),
+            "no resend before the back-off"
+        );
+        let t = f.poll_timeout().expect("back-off timer");
+        assert_eq!(t, now + Duration::from_millis(50 * k));
+        now = t;
+        f.handle_timeout(now);
+    }
+    // Answered the third time: the fetch completes.
+    let mut out = Vec::new();
+    for _ in 0..1000 {
+        while let Some(pkt) = f.poll_transmit(now) {
+            let (lp, i) = match decode_packet(pkt).unwrap() {
+                (lp, Some(NetPacket::Interest(i))) => (lp, i),
+                other => panic!("{other:?}"),
+            };
+            if let Some(d) = p.handle_interest_cc(&i, &lp.cc) {
+                f.handle_packet(now, d);
+            }
+        }
+        while let Some(c) = f.poll_output() {
+            out.extend_from_slice(&c);
+        }
+        if f.is_done() {
+            break;
+        }
+        now += Duration::from_millis(1);
+    }
+    assert!(f.is_done(), "{:?}", f.error());
+    assert_eq!(out, body);
+    // A NoRoute Nack on discovery still fails it.
+    let mut f = Fetcher::new(
+        "/g".parse().unwrap(),
+        FetchConfig {
+            discovery: Discovery::Rdr,
+            ..FetchConfig::default()
+        },
+        Scheme::new(&SchemeOptions::default()),
+    );
+    let pkt = f.poll_transmit(Timestamp::ZERO).unwrap();
+    let lp = LpPacket {
+        nack: Some(NackReason::NoRoute),
+        fragment: Some(pkt),
+        ..LpPacket::default()
+    };
+    f.handle_packet(Timestamp::ZERO, lp.encode());
+    assert!(f.error().is_some());
+}
+
 #[test]
 fn no_route_nack_on_a_segment_fails_the_fetch() {
     let mut f = Fetcher::new(

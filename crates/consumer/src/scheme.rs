@@ -233,16 +233,18 @@ enum Tag {
     },
 }
 
-/// Consecutive Data without the scheme's stamped rate after which a rate
-/// scheme falls back to a window law. Stamping forwarders stamp every Data
-/// they forward, so a few in a row mean the path has none (scheme `none`,
-/// another scheme, NFD or NDNts): without the fallback the consumer would
-/// stay at its initial rate (80 kbit/s) forever.
+/// Consecutive Data without the scheme's stamped rate (or, for CCC, pace
+/// constraint) after which a rate scheme falls back to a window law.
+/// Stamping forwarders stamp every Data they forward, so a few in a row mean
+/// the path has none (scheme `none`, another scheme, NFD or NDNts): without
+/// the fallback an RCP/MIRCC/QSCCP consumer would stay at its initial rate
+/// (80 kbit/s) forever, and a CCC consumer would pace at its objective
+/// (unlimited by default) into a network that does not answer it.
 pub const RATE_FALLBACK_AFTER_DATA: u32 = 3;
 
-/// The window law a rate scheme (rcp, mircc, qsccp) runs while the network
-/// stamps no rate: ndnget's AIMD on timeouts, congestion Nacks and marks.
-/// The first stamped rate hands control back to the rate law.
+/// The window law a rate scheme (rcp, mircc, qsccp, ccc) runs while the
+/// network stamps no rate: ndnget's AIMD on timeouts, congestion Nacks and
+/// marks. The first stamped rate hands control back to the rate law.
 #[derive(Debug, Clone)]
 struct RateFallback {
     cfg: AimdConfig,
@@ -254,6 +256,7 @@ impl RateFallback {
     fn stamped(kind: LawKind, fb: &DataFeedback) -> bool {
         match kind {
             LawKind::Qsccp => fb.target_rate_bps.is_some(),
+            LawKind::Ccc => fb.pace_constraint_ips.is_some(),
             _ => fb.primary_rate_bps.is_some(),
         }
     }
@@ -350,13 +353,15 @@ impl Scheme {
             reads,
             tag,
             data_size: DataSizeEstimate::new(opts.initial_data_size_bytes, 0.125),
-            fallback: matches!(opts.kind, LawKind::Rcp | LawKind::Mircc | LawKind::Qsccp).then(
-                || RateFallback {
-                    cfg: cfg.aimd,
-                    unstamped: 0,
-                    window: None,
-                },
-            ),
+            fallback: matches!(
+                opts.kind,
+                LawKind::Rcp | LawKind::Mircc | LawKind::Qsccp | LawKind::Ccc
+            )
+            .then(|| RateFallback {
+                cfg: cfg.aimd,
+                unstamped: 0,
+                window: None,
+            }),
         }
     }
 

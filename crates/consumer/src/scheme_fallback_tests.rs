@@ -8,7 +8,7 @@ use bytes::Bytes;
 use cc_core::Duration;
 use std::collections::VecDeque;
 
-const RATE_KINDS: [LawKind; 3] = [LawKind::Rcp, LawKind::Mircc, LawKind::Qsccp];
+const RATE_KINDS: [LawKind; 4] = [LawKind::Rcp, LawKind::Mircc, LawKind::Qsccp, LawKind::Ccc];
 
 /// A network answering every Interest after 10 ms with a 1000-byte Data.
 struct Net {
@@ -64,6 +64,8 @@ fn stamped(bps: u64) -> CcFields {
         secondary_rate_bps: Some(0),
         path_id: Some(1),
         target_rate_bps: Some(bps),
+        // CCC: the same pace in Interests/s of the 1000-byte Data.
+        pace_constraint_milli_ips: Some(bps / 8),
         ..CcFields::default()
     }
 }
