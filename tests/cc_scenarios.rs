@@ -547,7 +547,7 @@ fn check_ccc(r: &RunResult) -> Vec<String> {
         mbps(r.flow("B").rate_last_half_bps),
     );
     let shared = r.links[0].capacity_bps as f64 / 1e6;
-    if !(0.4 * shared..=0.65 * shared).contains(&b) {
+    if !(0.4 * shared..=0.6 * shared).contains(&b) {
         e.push(format!(
             "B got {b:.2} Mbit/s, expected about half of the shared {shared} Mbit/s"
         ));

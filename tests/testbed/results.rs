@@ -41,8 +41,8 @@ pub struct FlowResult {
     /// 95th percentile of the RTT samples of the flow's second half, ms.
     pub rtt_p95_ms: Option<f64>,
     pub error: Option<String>,
-    /// icncat's `--stats-json`, written when the flow completed before its
-    /// stop time (a stopped icncat writes none).
+    /// icncat's `--stats-json`: written when the flow completed, and also
+    /// when the harness stopped it at its stop time (SIGINT flushes it).
     pub icncat_stats: Option<serde_json::Value>,
 }
 

@@ -223,7 +223,8 @@ pub struct WincmParams {
     pub target_ms: u64,
     /// CoDel interval, ms (100).
     pub interval_ms: u64,
-    /// UIW decrease per marked Data (1.5).
+    /// UIW decrease per marked Data (1.1; the paper's 1.5 empties a second
+    /// path, see cc-core `wincm::forwarding`).
     pub d: f64,
     /// Send to faces with room (UIN + 1 ≤ UIW) before saturated ones (true;
     /// cc-core `UiwConfig::prefer_unsaturated`).
