@@ -27,6 +27,18 @@ pub struct Link {
     pub loss: f64,
 }
 
+/// A static route from the file (`[[route]]`): at `node`, Interests of
+/// flow `flow` (prefix `/<flow>`) go to the neighbour `via`. A node with
+/// routes of its own for a flow gets only those for it; the other nodes
+/// keep the computed ones ([`Scenario::routes_for`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub node: String,
+    pub flow: String,
+    pub via: String,
+    pub cost: u64,
+}
+
 /// One consumer/producer pair fetching one object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flow {
@@ -75,6 +87,8 @@ pub struct Scenario {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     pub flows: Vec<Flow>,
+    /// Routes given in the file; the rest are computed.
+    pub routes: Vec<Route>,
     /// The first entry is "the bottleneck" of the table.
     pub measure: Vec<Measured>,
     /// Extra `[cc]` lines per scheme (`[cc_<scheme>]` tables), verbatim.
@@ -194,6 +208,7 @@ impl Scenario {
             let ok = KNOWN_TOP.contains(&k.as_str())
                 || k == "link"
                 || k == "flow"
+                || k == "route"
                 || k.strip_prefix("cc_")
                     .is_some_and(|s| SCHEMES.contains(&s) && k != "cc_period_ms");
             if !ok {
@@ -319,6 +334,36 @@ impl Scenario {
             return Err("a scenario needs at least one [[flow]]".into());
         }
 
+        let mut routes = Vec::new();
+        for (i, r) in arr(&v, "route").iter().enumerate() {
+            let ctx = format!("route[{i}]");
+            check_keys(r, &["node", "flow", "via", "cost"], &ctx)?;
+            let (node, flow, via) = (
+                string(r, "node", &ctx)?,
+                string(r, "flow", &ctx)?,
+                string(r, "via", &ctx)?,
+            );
+            if !flows.iter().any(|f| f.name == flow) {
+                return Err(format!("{ctx}: no flow `{flow}`"));
+            }
+            if !links
+                .iter()
+                .any(|l| (l.a == node && l.b == via) || (l.a == via && l.b == node))
+            {
+                return Err(format!("{ctx}: `{node}` has no link to `{via}`"));
+            }
+            let cost = f64_or(r, "cost", 10.0, &ctx)?;
+            if cost.fract() != 0.0 {
+                return Err(format!("{ctx}: cost must be a whole number"));
+            }
+            routes.push(Route {
+                node,
+                flow,
+                via,
+                cost: cost as u64,
+            });
+        }
+
         let mut measure = Vec::new();
         for m in field(&v, "measure", "scenario")?
             .as_array()
@@ -379,6 +424,7 @@ impl Scenario {
             nodes,
             links,
             flows,
+            routes,
             measure,
             cc_extra,
         };
@@ -445,6 +491,28 @@ impl Scenario {
                 }
             }
         }
+        out
+    }
+}
+
+impl Scenario {
+    /// The routes of one flow, (node, next hop, cost): the file's
+    /// `[[route]]`s for it, and the computed ones ([`routes_towards`]) at
+    /// every node the file gives none for it.
+    ///
+    /// [`routes_towards`]: Scenario::routes_towards
+    pub fn routes_for(&self, flow: &Flow) -> Vec<(String, String, u64)> {
+        let given: Vec<&Route> = self.routes.iter().filter(|r| r.flow == flow.name).collect();
+        let mut out: Vec<(String, String, u64)> = self
+            .routes_towards(&flow.producer)
+            .into_iter()
+            .filter(|(n, _, _)| !given.iter().any(|r| &r.node == n))
+            .collect();
+        out.extend(
+            given
+                .iter()
+                .map(|r| (r.node.clone(), r.via.clone(), r.cost)),
+        );
         out
     }
 }
@@ -517,6 +585,28 @@ mod tests {
         assert!(r.contains(&("c".into(), "r".into(), 30)));
         assert!(!r.iter().any(|(n, _, _)| n == "p"));
         assert_eq!(s.cc_extra["qsccp"][0].0, "ef_limit_bps");
+        // Computed routes when the file gives none.
+        let mut all = s.routes_for(&s.flows[0]);
+        all.sort();
+        let mut computed = r.clone();
+        computed.sort();
+        assert_eq!(all, computed);
+    }
+
+    #[test]
+    fn routes_in_the_file_replace_the_computed_ones_at_their_node() {
+        let text =
+            format!("{DIAMOND}\n[[route]]\nnode = \"r\"\nflow = \"f1\"\nvia = \"y\"\ncost = 5\n");
+        let s = Scenario::parse(&text).unwrap();
+        let r = s.routes_for(&s.flows[0]);
+        // r now uses y only; c still routes to r as computed.
+        assert!(r.contains(&("r".into(), "y".into(), 5)));
+        assert!(!r.iter().any(|(n, v, _)| n == "r" && v == "x"));
+        assert!(r.contains(&("c".into(), "r".into(), 30)));
+        let bad = text.replace("via = \"y\"", "via = \"p\"");
+        assert!(Scenario::parse(&bad).unwrap_err().contains("no link"));
+        let bad = text.replace("flow = \"f1\"", "flow = \"f9\"");
+        assert!(Scenario::parse(&bad).unwrap_err().contains("no flow"));
     }
 
     #[test]

@@ -324,7 +324,7 @@ impl Testbed {
         }
         let mut seen = std::collections::BTreeSet::new();
         for f in &sc.flows {
-            for (n, via, cost) in sc.routes_towards(&f.producer) {
+            for (n, via, cost) in sc.routes_for(f) {
                 if n == node && seen.insert((f.name.clone(), via.clone())) {
                     let _ = writeln!(
                         c,
