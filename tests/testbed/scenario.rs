@@ -472,6 +472,28 @@ impl Scenario {
         d
     }
 
+    /// One-way propagation delay of a fewest-hops path from `from` to `to`
+    /// (the smallest among equal-hop paths), ms.
+    pub fn path_delay_ms(&self, from: &str, to: &str) -> Option<f64> {
+        let d = self.distances_to(to);
+        let mut best: BTreeMap<String, f64> = BTreeMap::new();
+        best.insert(to.to_string(), 0.0);
+        let mut order: Vec<(&String, &u32)> = d.iter().collect();
+        order.sort_by_key(|(_, h)| **h);
+        for (n, &h) in order {
+            if h == 0 {
+                continue;
+            }
+            let via = self
+                .neighbours(n)
+                .filter(|m| d.get(*m) == Some(&(h - 1)))
+                .filter_map(|m| Some(best.get(m)? + self.link(n, m)?.delay_ms))
+                .fold(f64::INFINITY, f64::min);
+            best.insert(n.clone(), via);
+        }
+        best.get(from).copied().filter(|x| x.is_finite())
+    }
+
     /// Hops from `from` to `to`, if connected.
     pub fn hops(&self, from: &str, to: &str) -> Option<u32> {
         self.distances_to(to).get(from).copied()
@@ -579,6 +601,8 @@ mod tests {
         assert_eq!(s.flows[0].stop_s, 20.0);
         assert_eq!(s.link("x", "r").unwrap().capacity_bps, 10_000_000);
         assert_eq!(s.hops("c", "p"), Some(3));
+        assert_eq!(s.path_delay_ms("p", "p"), Some(0.0));
+        assert!(s.path_delay_ms("c", "p").is_some_and(|d| d >= 0.0));
         let r = s.routes_towards("p");
         assert!(r.contains(&("r".into(), "x".into(), 20)));
         assert!(r.contains(&("r".into(), "y".into(), 20)));
