@@ -242,14 +242,7 @@ impl Forwarder {
         face: FaceId,
         bps: Option<u64>,
     ) -> Result<(), EngineError> {
-        let f = self
-            .faces
-            .0
-            .get_mut(&face)
-            .ok_or(EngineError::UnknownFace(face))?;
-        f.info.params.capacity_bps = bps;
-        self.cc.capacity_changed(face, &f.info.params);
-        Ok(())
+        self.update_capacity(face, |p| p.capacity_bps = bps)
     }
 
     /// Changes the capacity of the direction Data arrive on over a face
@@ -259,12 +252,21 @@ impl Forwarder {
         face: FaceId,
         bps: Option<u64>,
     ) -> Result<(), EngineError> {
+        self.update_capacity(face, |p| p.ingress_capacity_bps = bps)
+    }
+
+    /// Applies a capacity change to a face's parameters and tells the hooks.
+    fn update_capacity(
+        &mut self,
+        face: FaceId,
+        change: impl FnOnce(&mut FaceParams),
+    ) -> Result<(), EngineError> {
         let f = self
             .faces
             .0
             .get_mut(&face)
             .ok_or(EngineError::UnknownFace(face))?;
-        f.info.params.ingress_capacity_bps = bps;
+        change(&mut f.info.params);
         self.cc.capacity_changed(face, &f.info.params);
         Ok(())
     }
