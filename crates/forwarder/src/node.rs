@@ -201,32 +201,36 @@ impl FwdOps for EngineOps<'_> {
     fn face_states(&self) -> Vec<FaceState> {
         self.0
             .faces()
-            .map(|(id, f)| FaceState {
-                face_id: id.0,
-                capacity_bps: f.params.capacity_bps,
-                queue_interests: (f.queue.interest_packets + f.queue.cc_held_interests) as u64,
-                queue_interest_bytes: f.queue.interest_bytes as u64,
-                queue_data: f.queue.data_packets as u64,
-                queue_data_bytes: f.queue.data_bytes as u64,
-                queue_frames: f.queue.ready_frames as u64,
-                n_out_frames: f.counters.n_out_frames,
-                n_out_marked: f.counters.n_out_marked,
-                drops: f
-                    .counters
-                    .drops
-                    .nonzero()
-                    .map(|(r, c)| (r.as_str().to_owned(), c))
-                    .chain(
-                        (f.emulated_drops > 0)
-                            .then(|| ("emulated-loss".to_owned(), f.emulated_drops)),
-                    )
-                    .collect(),
-                primary_rate_bps: f.cc.primary_rate_bps,
-                secondary_rate_bps: f.cc.secondary_rate_bps,
-                target_rate_bps: f.cc.target_rate_bps,
-                sojourn_last_ns: (f.sojourn.count() > 0).then_some(f.sojourn.last_ns),
-                sojourn_p95_ns: (f.sojourn.count() > 0).then(|| f.sojourn.quantile_ns(0.95)),
-                sojourn_max_ns: (f.sojourn.count() > 0).then_some(f.sojourn.max_ns),
+            .map(|(id, f)| {
+                // Sojourn figures once a packet has left the face.
+                let sojourn = (f.sojourn.count() > 0).then_some(&f.sojourn);
+                FaceState {
+                    face_id: id.0,
+                    capacity_bps: f.params.capacity_bps,
+                    queue_interests: (f.queue.interest_packets + f.queue.cc_held_interests) as u64,
+                    queue_interest_bytes: f.queue.interest_bytes as u64,
+                    queue_data: f.queue.data_packets as u64,
+                    queue_data_bytes: f.queue.data_bytes as u64,
+                    queue_frames: f.queue.ready_frames as u64,
+                    n_out_frames: f.counters.n_out_frames,
+                    n_out_marked: f.counters.n_out_marked,
+                    drops: f
+                        .counters
+                        .drops
+                        .nonzero()
+                        .map(|(r, c)| (r.as_str().to_owned(), c))
+                        .chain(
+                            (f.emulated_drops > 0)
+                                .then(|| ("emulated-loss".to_owned(), f.emulated_drops)),
+                        )
+                        .collect(),
+                    primary_rate_bps: f.cc.primary_rate_bps,
+                    secondary_rate_bps: f.cc.secondary_rate_bps,
+                    target_rate_bps: f.cc.target_rate_bps,
+                    sojourn_last_ns: sojourn.map(|s| s.last_ns),
+                    sojourn_p95_ns: sojourn.map(|s| s.quantile_ns(0.95)),
+                    sojourn_max_ns: sojourn.map(|s| s.max_ns),
+                }
             })
             .collect()
     }

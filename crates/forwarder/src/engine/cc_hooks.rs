@@ -97,8 +97,8 @@ pub trait CcHooks: Send {
         let _ = face;
         0
     }
-    /// A face's capacity (egress `capacity_bps`, or the ingress capacity of
-    /// Data arriving over it) changed; `params` are the face's new ones.
+    /// A face's pacing capacity changed; `params` are the face's new ones
+    /// (the ingress capacity follows it unless set on its own).
     fn capacity_changed(&mut self, face: FaceId, params: &FaceParams) {
         let _ = (face, params);
     }

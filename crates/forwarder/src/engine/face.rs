@@ -202,12 +202,6 @@ impl FaceParams {
         self
     }
 
-    /// Sets the capacity of the other direction (builder style).
-    pub fn with_ingress_capacity_bps(mut self, bps: u64) -> Self {
-        self.ingress_capacity_bps = Some(bps);
-        self
-    }
-
     /// Capacity of the direction Data arrive on: the ingress capacity when
     /// one is set, else the (symmetric) link capacity.
     pub fn data_in_capacity_bps(&self) -> Option<u64> {

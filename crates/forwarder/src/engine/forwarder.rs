@@ -242,31 +242,12 @@ impl Forwarder {
         face: FaceId,
         bps: Option<u64>,
     ) -> Result<(), EngineError> {
-        self.update_capacity(face, |p| p.capacity_bps = bps)
-    }
-
-    /// Changes the capacity of the direction Data arrive on over a face
-    /// (None = as its pacing capacity: a symmetric link).
-    pub fn set_face_ingress_capacity_bps(
-        &mut self,
-        face: FaceId,
-        bps: Option<u64>,
-    ) -> Result<(), EngineError> {
-        self.update_capacity(face, |p| p.ingress_capacity_bps = bps)
-    }
-
-    /// Applies a capacity change to a face's parameters and tells the hooks.
-    fn update_capacity(
-        &mut self,
-        face: FaceId,
-        change: impl FnOnce(&mut FaceParams),
-    ) -> Result<(), EngineError> {
         let f = self
             .faces
             .0
             .get_mut(&face)
             .ok_or(EngineError::UnknownFace(face))?;
-        change(&mut f.info.params);
+        f.info.params.capacity_bps = bps;
         self.cc.capacity_changed(face, &f.info.params);
         Ok(())
     }
