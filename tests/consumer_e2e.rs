@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{binary, cc_pair, forwarder, publish, udp_pair, wait_published, Proc, UdpPairExtra};
+use common::{
+    binary, cc_pair, content, forwarder, publish, udp_pair, wait_at_most, wait_published, Proc,
+    UdpPairExtra,
+};
 
 fn fetch(sock: &Path, name: &str, out: &Path, extra: &[&str]) -> String {
     let o = Command::new(binary("icncat"))
@@ -26,18 +29,6 @@ fn fetch(sock: &Path, name: &str, out: &Path, extra: &[&str]) -> String {
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "icncat {extra:?} failed: {err}");
     err
-}
-
-fn content(len: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 const SIZE: usize = if cfg!(debug_assertions) {
@@ -410,20 +401,11 @@ fn wait_bounded(
     mut child: std::process::Child,
     limit: Duration,
 ) -> (std::process::ExitStatus, String) {
-    let until = std::time::Instant::now() + limit;
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-            return (st, err);
-        }
-        if std::time::Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("icncat still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let st = wait_at_most(&mut child, limit)
+        .unwrap_or_else(|| panic!("icncat still running after {limit:?}"));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    (st, err)
 }
 
 /// What a stopped fetch must leave behind: the exit status of its reason,
@@ -553,14 +535,8 @@ fn rate_scheme_without_stamps_falls_back_to_aimd() {
             .spawn()
             .unwrap();
         let t0 = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if t0.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
-                panic!("{cc}: 4 MB not fetched within 60 s behind scheme none");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let status = child.wait().unwrap();
+        let status = wait_at_most(&mut child, Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("{cc}: 4 MB not fetched within 60 s behind scheme none"));
         let err = std::fs::read_to_string(&log).unwrap();
         assert!(status.success(), "{cc}: {err}");
         assert!(

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use common::{binary, forwarder, wait_for_line, wait_published, Proc};
+use common::{binary, content, forwarder, wait_for_line, wait_published, Proc};
 
 /// icnfwd with UDP off (the tests speak over its Unix socket only).
 const FWD_EXTRA: &str = "[udp]\nenabled = false\n";
@@ -134,12 +134,6 @@ fn python() -> Option<PathBuf> {
         }
     })
     .clone()
-}
-
-fn content(len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8)
-        .collect()
 }
 
 #[test]

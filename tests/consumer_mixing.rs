@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{binary, cc_pair, publish};
+use common::{binary, cc_pair, content, publish, wait_at_most};
 
 const CAPACITY_BPS: u64 = 20_000_000;
 /// 1 MB: 0.4 s at the capacity; 100 s at the rate schemes' initial rate
@@ -26,10 +26,6 @@ const CONSUMER_SCHEMES: [&str; 10] = [
     "none", "fixed", "aimd", "cubic", "pcon", "rcp", "mircc", "ccc", "wincm", "qsccp",
 ];
 const FORWARDER_SCHEMES: [&str; 6] = ["pcon", "rcp", "mircc", "ccc", "wincm", "qsccp"];
-
-fn content(len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i * 31 % 251) as u8).collect()
-}
 
 /// Fetches `name` with `--cc cc`; the child is killed at [`FETCH_LIMIT`].
 /// Returns the wall time, or why it failed.
@@ -45,17 +41,8 @@ fn fetch(sock: &Path, name: &str, cc: &str, out: &Path) -> Result<Duration, Stri
         .spawn()
         .map_err(e)?;
     let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(e)? {
-            break s;
-        }
-        if t0.elapsed() > FETCH_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("not done within {FETCH_LIMIT:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status =
+        wait_at_most(&mut child, FETCH_LIMIT).ok_or(format!("not done within {FETCH_LIMIT:?}"))?;
     let took = t0.elapsed();
     if !status.success() {
         let err = std::fs::read_to_string(&log).unwrap_or_default();

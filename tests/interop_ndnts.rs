@@ -25,7 +25,9 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{binary, forwarder, forwarder_sections, free_tcp_port, free_udp_port, wait_published};
+use common::{
+    binary, content, forwarder, forwarder_sections, free_tcp_port, free_udp_port, wait_published,
+};
 use icn_test_support::{run_bounded, KillOnDrop, Proc};
 
 /// The version every `@ndn/*` dependency is pinned to.
@@ -173,12 +175,6 @@ fn assert_no_rx_errors(p: &mut Proc) {
         .filter(|l| l.starts_with("RXERROR") || l.starts_with("ERROR"))
         .collect();
     assert!(bad.is_empty(), "{}: {bad:?}", p.name);
-}
-
-fn content(len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
-        .collect()
 }
 
 /// Parses fetch.mjs' `OK <name> <bytes> <segments> rxerrors=0 notoken=0/<n>`

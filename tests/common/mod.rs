@@ -7,7 +7,7 @@
 
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 // The process guard and free ports are shared with the forwarder's tests
@@ -182,4 +182,37 @@ pub fn cc_pair(
         a: cc,
     };
     udp_pair(dir, prefix, |b| b, &extra)
+}
+
+/// Test content of `len` bytes (xorshift, so that a misplaced segment
+/// shows as a difference).
+pub fn content(len: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Waits at most `limit` for `child` to exit; past it, kills and reaps the
+/// child and returns `None` (a bound on a failure, polled every 20 ms).
+pub fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) => return Some(st),
+            Ok(None) if std::time::Instant::now() <= until => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
 }
