@@ -297,11 +297,17 @@ const RESPONSE_BLIP_S: f64 = 0.15;
 /// on a 10 ms grid from `from` (the last join) to `to`; a series' final
 /// value is its mean over the last quarter of that.
 fn response(series: &[&[(f64, f64)]], from: f64, to: f64) -> Option<Response> {
+    let g = grid(series, from, to)?;
+    Some(g.response(&g.tail_means(0.25), RESPONSE_BAND, RESPONSE_BLIP_S))
+}
+
+/// Step series on a 10 ms grid over `[from, to)`; `None` for a span of
+/// a second or less.
+fn grid(series: &[&[(f64, f64)]], from: f64, to: f64) -> Option<Grid> {
     if to <= from + 1.0 {
         return None;
     }
-    let grid = Grid::from_steps(series, from, to, 0.01)?;
-    Some(grid.response(&grid.tail_means(0.25), RESPONSE_BAND, RESPONSE_BLIP_S))
+    Grid::from_steps(series, from, to, 0.01)
 }
 
 fn show_response(x: &Response) -> String {
@@ -320,32 +326,26 @@ fn show_response(x: &Response) -> String {
 /// schemes' default, what they share among the flows.
 const TARGET_UTILISATION: f64 = 0.95;
 
-/// The bottleneck's stamped rate (RCP R, MIRCC Rp: eq. 1 against eqs.
-/// 3-5), as icnfwd's face state reports it every 100 ms, from the join.
-fn stamped_grid(r: &RunResult) -> Option<Grid> {
-    let (tj, end) = arrival_span(r);
-    if end <= tj + 1.0 {
-        return None;
-    }
-    Grid::from_steps(&[r.bottleneck().stamped_rates.as_slice()], tj, end, 0.01)
-}
-
 /// The new fair share each flow is told after the arrival: η·C/N.
 fn fair_share_bps(r: &RunResult) -> f64 {
     TARGET_UTILISATION * r.bottleneck().capacity_bps as f64 / r.flows.len().max(1) as f64
 }
 
-/// [`Response`] of the stamped rate towards the new fair share.
+/// [`Response`] of the bottleneck's stamped rate (RCP R, MIRCC Rp: eq. 1
+/// against eqs. 3-5, as icnfwd's face state reports it every 100 ms)
+/// towards the new fair share, from the join.
 fn fair_share_response(r: &RunResult) -> Option<Response> {
-    let g = stamped_grid(r)?;
+    let (tj, end) = arrival_span(r);
+    let g = grid(&[r.bottleneck().stamped_rates.as_slice()], tj, end)?;
     Some(g.response(&[fair_share_bps(r)], RESPONSE_BAND, RESPONSE_BLIP_S))
 }
 
-/// [`Response`] of the stamped rate towards its own final value (mean over
-/// the last quarter): the dynamics alone, whatever rate a scheme ends at.
+/// [`Response`] of the same stamped rate towards its own final value (mean
+/// over the last quarter): the dynamics alone, whatever rate a scheme ends
+/// at.
 fn stamped_rate_response(r: &RunResult) -> Option<Response> {
-    let g = stamped_grid(r)?;
-    Some(g.response(&g.tail_means(0.25), RESPONSE_BAND, RESPONSE_BLIP_S))
+    let (tj, end) = arrival_span(r);
+    response(&[r.bottleneck().stamped_rates.as_slice()], tj, end)
 }
 
 /// [`Response`] of the consumers' sending rates (their `--log-cwnd`: R, or
