@@ -60,6 +60,9 @@ fn details(r: &RunResult) {
     if !r.drops_by_reason.is_empty() {
         eprintln!("  drops by reason: {:?}", r.drops_by_reason);
     }
+    if !r.penalised_flows.is_empty() {
+        eprintln!("  flows penalised as greedy: {:?}", r.penalised_flows);
+    }
     for f in &r.flows {
         let rtt = match (f.rtt_min_ms, f.rtt_p95_ms) {
             (Some(a), Some(b)) => format!("rtt min {a:.1} p95 {b:.1} ms"),
@@ -461,6 +464,14 @@ fn check_qsccp_classes(r: &RunResult) -> Vec<String> {
     if r.drops > 0 {
         e.push(format!("{} Data drops, expected none", r.drops));
     }
+    // Every consumer follows TargetRate: none may be judged greedy (one CI
+    // run did, lagging its σ cut, and its flow queue stood full).
+    if !r.penalised_flows.is_empty() {
+        e.push(format!(
+            "compliant flows penalised as greedy: {:?}",
+            r.penalised_flows
+        ));
+    }
     // "Near propagation delay": the p95 within three 8 KB Data
     // serialisations at 10 Mbit/s (~20 ms) of its minimum RTT, and the
     // minimum itself near the path's propagation RTT from the scenario file
@@ -536,6 +547,9 @@ fn check_greedy(r: &RunResult) -> Vec<String> {
     let mut e = check_flows_ran(r);
     let share = r.bottleneck().capacity_bps as f64 / r.flows.len() as f64;
     let g = r.flow("g").rate_last_half_bps;
+    if r.scheme == "qsccp" && r.penalised_flows.is_empty() {
+        e.push("no QSCCP scheduler penalised the greedy flow".to_string());
+    }
     if g > 1.1 * share {
         e.push(format!(
             "greedy flow kept {:.2} Mbit/s, more than its share {:.2} (+10%)",

@@ -74,6 +74,8 @@ pub struct RunResult {
     pub drops: u64,
     /// `node:reason` -> drops during the run (non-zero only).
     pub drops_by_reason: BTreeMap<String, u64>,
+    /// node -> flows its QSCCP schedulers judged greedy (non-zero only).
+    pub penalised_flows: BTreeMap<String, u64>,
     /// Jain's index over the flows active during the whole last half.
     pub jain: f64,
     /// After the last flow arrival: time until every flow's windowed rate
@@ -134,6 +136,20 @@ fn drops_of(snaps: &BTreeMap<String, FaceSnapshot>) -> BTreeMap<String, u64> {
         }
     }
     m
+}
+
+/// node -> flows penalised as greedy on its faces so far (non-zero only).
+fn penalties_of(snaps: &BTreeMap<String, FaceSnapshot>) -> BTreeMap<String, u64> {
+    snaps
+        .iter()
+        .map(|(node, s)| {
+            (
+                node.clone(),
+                s.states.iter().map(|st| st.penalised_flows).sum(),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
 }
 
 pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
@@ -344,6 +360,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
         links,
         drops,
         drops_by_reason,
+        penalised_flows: penalties_of(&d.last),
         jain: jain_idx,
         settling_s,
         overshoot: over,

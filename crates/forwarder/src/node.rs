@@ -230,6 +230,8 @@ impl FwdOps for EngineOps<'_> {
                     sojourn_last_ns: sojourn.map(|s| s.last_ns),
                     sojourn_p95_ns: sojourn.map(|s| s.quantile_ns(0.95)),
                     sojourn_max_ns: sojourn.map(|s| s.max_ns),
+                    cc_flows: f.cc.flows,
+                    penalised_flows: f.cc.penalised_flows,
                 }
             })
             .collect()

@@ -160,4 +160,7 @@ pub struct CdsStats {
     pub flow_table_full: u64,
     /// Expected Data bits sent, per class index.
     pub sent_bits: [u64; 8],
+    /// Flows judged greedy and discounted to φ_pen (eq. 9), counted when
+    /// it happens.
+    pub penalties: u64,
 }

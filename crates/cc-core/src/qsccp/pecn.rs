@@ -169,44 +169,63 @@ impl Frozen {
     }
 }
 
-/// R of `f` for its period `f.epoch` before clamping (eq. 8 and the DS
-/// headroom), and its offered rate y.
+/// What eqs. 8-9 make of `f` for its period `f.epoch`: R before clamping
+/// (eq. 8 times the σ drain factor and the DS headroom), the entitled rate
+/// greed is judged against (eq. 8 alone), and the offered rate y.
+struct PeriodRate {
+    rate: f64,
+    entitled: f64,
+    offered: f64,
+}
+
 #[inline(always)]
-fn period_rate(frz: &Frozen, f: &Flow) -> (f64, f64) {
+fn period_rate(frz: &Frozen, f: &Flow) -> PeriodRate {
     let c = f.class.index();
     let phi = f.phi(frz.phi_pen);
     let base = frz.per_weight[c] * (f.weight * phi);
     let y = bits_f64(f.offered_bits) * frz.inv_dt;
     if frz.code {
-        return (code_rate(frz, f, base, y), y);
+        let (rate, entitled) = code_rate(frz, f, base, y);
+        return PeriodRate {
+            rate,
+            entitled,
+            offered: y,
+        };
     }
     let mut r = base;
+    let mut sigma = 1.0;
     if phi >= 1.0 {
         if f.greedy < frz.lambda && y >= frz.gamma * base {
             r += frz.unused_per_weight[c] * f.weight;
         }
         if c >= 3 {
-            r *= frz.dt_sigma[usize::from(f.vq_fill)];
+            sigma = frz.dt_sigma[usize::from(f.vq_fill)];
         }
     }
-    (r * frz.class_factor[c], y)
+    PeriodRate {
+        rate: r * sigma * frz.class_factor[c],
+        entitled: r,
+        offered: y,
+    }
 }
 
 /// [`period_rate`] in the authors' variant (P6 share rule, P8's σ), off
-/// the inlined path.
+/// the inlined path: (R, the P6 rate greed is judged against).
 #[cold]
 #[inline(never)]
-fn code_rate(frz: &Frozen, f: &Flow, base: f64, y: f64) -> f64 {
+fn code_rate(frz: &Frozen, f: &Flow, base: f64, y: f64) -> (f64, f64) {
     let c = f.class.index();
     let phi = f.phi(frz.phi_pen);
     let mut r = base;
     if phi >= 1.0 && base > 0.0 && y / base > 0.8 {
         r += frz.unused_per_weight[c] * f.weight;
     }
+    // P7 judges greed before P8 scales by σ.
+    let entitled = r;
     if phi >= 1.0 {
         r *= queue_factor(f64::from(f.len) / frz.vq);
     }
-    r * frz.class_factor[c]
+    (r * frz.class_factor[c], entitled)
 }
 
 /// The R a flow stores: finite and non-negative.
@@ -223,9 +242,18 @@ fn stored_rate(r: f64) -> f64 {
 #[inline]
 pub(super) fn settle(frz: &Frozen, f: &mut Flow) {
     let was_penalised = f.penalised;
-    let (r, y) = period_rate(frz, f);
-    if r > 0.0 {
-        if y > frz.kappa * r {
+    let PeriodRate {
+        rate: r,
+        entitled,
+        offered: y,
+    } = period_rate(frz, f);
+    // Greed is offering more than the flow's share (eq. 8), not more than
+    // the σ-lowered rate that asks a backlogged flow to drain: a consumer
+    // that follows TargetRate lags that cut by a feedback delay and its
+    // smoothing, and judging it against the cut penalised well-behaved
+    // flows after a burst (φ = 0.5 also drops σ, so their queue stood).
+    if entitled > 0.0 {
+        if y > frz.kappa * entitled {
             f.greedy = f.greedy.saturating_add(1).min(frz.lambda);
             if f.greedy >= frz.lambda {
                 f.penalised = true;
@@ -283,14 +311,27 @@ impl<T> CdsScheduler<T> {
     /// The suggested target rate R of flow (class, prefix) at this face:
     /// TargetRate := min(TargetRate, R) on Data arriving here (eq. 11's u_k),
     /// DownstreamRate := min(DownstreamRate, R) on Interests sent here.
+    ///
+    /// A flow that arrived in the current period has no R yet; it is told
+    /// its class's capacity of the last period (times the DS headroom and
+    /// σ), the most one flow of that class can get ([D]). Answering
+    /// nothing let its first Data through with a faster hop's rate: on the
+    /// testbed an EF consumer adopted 9.4 Mbit/s (its 100 Mbit/s access
+    /// link's EF share) against a 1 Mbit/s cap, filled its queue, was
+    /// Nacked 10 times and judged greedy. `None` before any period closed.
     pub fn flow_rate_bps(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
         let id = self.find(class, prefix)?;
         let f = &self.flows[id as usize];
         if f.epoch != self.epoch {
             // Pending: what `settle` will store.
-            return Some(stored_rate(period_rate(&self.frozen, f).0));
+            return Some(stored_rate(period_rate(&self.frozen, f).rate));
         }
-        f.has_rate.then_some(f.rate_bps)
+        if f.has_rate {
+            return Some(f.rate_bps);
+        }
+        let c = class.index();
+        let cap = stored_rate(self.class_capacity_bps[c] * self.frozen.class_factor[c]);
+        (cap > 0.0).then_some(cap)
     }
 
     /// Discount factor φ of a flow (1 = not penalised).
@@ -410,7 +451,11 @@ impl<T> CdsScheduler<T> {
             let Some(f) = self.flows.get_mut(self.boundary[i] as usize) else {
                 continue;
             };
+            let was_penalised = f.penalised;
             settle(&self.frozen, f);
+            if f.penalised && !was_penalised {
+                self.stats.penalties += 1;
+            }
             if f.len > 0 {
                 next_wphi[f.class.index()] += f.weight * f.phi(pen);
             }

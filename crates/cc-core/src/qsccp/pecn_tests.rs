@@ -210,6 +210,100 @@ fn greedy_flow_is_discounted_after_lambda_periods_and_restored() {
     assert_eq!(s.flow_phi(ServiceClass::Be, 3), Some(1.0));
 }
 
+/// A flow whose queue a burst left half full, offering exactly its share
+/// while its queue stays there: σ asks it to slow down, but offering its
+/// share is not greed. Judged against the σ-lowered rate (y > κ·0.56·base)
+/// it was penalised after λ periods, and a penalised flow loses σ, so the
+/// queue would stand. Offering 1.3× its share still is greed, in both
+/// variants.
+#[test]
+fn greed_is_judged_against_the_share_not_the_drain_rate() {
+    for variant in [PecnVariant::PaperReconstruction, PecnVariant::AuthorsCode] {
+        for (offer_factor, greedy) in [(1.0, false), (1.3, true)] {
+            let cfg = QsccpConfig {
+                flow_queue_capacity: 20,
+                variant,
+                ..QsccpConfig::default()
+            };
+            let mut s: CdsScheduler<()> = CdsScheduler::new(cfg, Timestamp::ZERO, 3);
+            // 99 kbit expected Data: the lone BE flow's 9.9 Mbit/s share
+            // is 10 Interests per 100 ms period.
+            let dsz = 99_000;
+            let send = |s: &mut CdsScheduler<()>, t: Timestamp, n: u32| {
+                for _ in 0..n {
+                    let _ = s.enqueue(t, ServiceClass::Be, 1, Some(dsz), ());
+                }
+            };
+            send(&mut s, Timestamp::ZERO, 10);
+            let mut t = Timestamp::ZERO;
+            for _ in 0..30 {
+                t += Duration::from_millis(100);
+                s.update_rates(t);
+                let base = s.class_capacity_bps(ServiceClass::Be);
+                let rate = s.flow_rate_bps(ServiceClass::Be, 1).unwrap();
+                if variant == PecnVariant::PaperReconstruction && !greedy {
+                    assert!(
+                        rate < 0.7 * base,
+                        "σ of a half-full queue: {rate} of {base}"
+                    );
+                }
+                let n = (offer_factor * 10.0_f64).round() as u32;
+                send(&mut s, t, n);
+                // Served at its share: the queue stays about half full.
+                for k in 0..10 {
+                    let _ = s.dequeue(t + Duration::from_millis(10 * k + 5));
+                }
+            }
+            let phi = s.flow_phi(ServiceClass::Be, 1).unwrap();
+            assert_eq!(
+                phi < 1.0,
+                greedy,
+                "{variant:?} offering {offer_factor}× its share: φ {phi}"
+            );
+            assert_eq!(
+                s.stats().penalties > 0,
+                greedy,
+                "{variant:?} {offer_factor}"
+            );
+        }
+    }
+}
+
+/// A flow that arrived in the current period is told its class's capacity
+/// (DS: less the headroom), not nothing: nothing let its first Data
+/// through with a faster hop's rate.
+#[test]
+fn a_new_flow_is_told_its_class_capacity_until_it_is_rated() {
+    let mut s = scenario_one();
+    assert_eq!(
+        CdsScheduler::<()>::new(scenario_one_config(), Timestamp::ZERO, 7)
+            .flow_rate_bps(ServiceClass::Ef, 1),
+        None,
+        "no flow, no rate"
+    );
+    let t = Timestamp::from_millis(150);
+    s.enqueue(t, ServiceClass::Ef, 9, Some(1_000), ()).unwrap();
+    s.enqueue(t, ServiceClass::Af1, 9, Some(1_000), ()).unwrap();
+    let ef = s.flow_rate_bps(ServiceClass::Ef, 9).unwrap();
+    let ef_cap = s.class_capacity_bps(ServiceClass::Ef);
+    assert!(
+        ef <= 0.95 * ef_cap + 1.0 && ef > 0.9 * ef_cap,
+        "EF {ef} of {ef_cap}"
+    );
+    let af1 = s.flow_rate_bps(ServiceClass::Af1, 9).unwrap();
+    assert!(
+        close(af1, s.class_capacity_bps(ServiceClass::Af1)),
+        "AF1 {af1}"
+    );
+    // After the next period end it has its own R (eq. 8: a share).
+    s.update_rates(Timestamp::from_millis(200));
+    let af1 = s.flow_rate_bps(ServiceClass::Af1, 9).unwrap();
+    assert!(
+        af1 < 0.9 * s.class_capacity_bps(ServiceClass::Af1),
+        "AF1 {af1}"
+    );
+}
+
 #[test]
 fn idle_flows_expire_and_queue_factor_matches_the_code() {
     let mut s = scenario_one();

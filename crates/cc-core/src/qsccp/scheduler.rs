@@ -120,7 +120,7 @@ pub struct CdsScheduler<T> {
     pub(super) frozen: Frozen,
     /// Flows the period end settles at once (reused buffer).
     pub(super) boundary: Vec<u32>,
-    stats: CdsStats,
+    pub(super) stats: CdsStats,
 }
 
 impl<T> CdsScheduler<T> {

@@ -422,6 +422,7 @@ impl CcHooks for SchemeHooks {
             // theirs: what a new BE flow competes for.
             s.target_rate_bps = Some(c.class_capacity_bps(cc_core::qsccp::ServiceClass::Be) as u64);
             s.flows = c.flow_count() as u64;
+            s.penalised_flows = c.stats().penalties;
         }
         if let Some(used) = self
             .ccc

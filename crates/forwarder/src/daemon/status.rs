@@ -189,6 +189,12 @@ pub fn render_state(st: &FaceState) -> String {
             line += &format!(" {name}={r}bps");
         }
     }
+    if st.cc_flows > 0 {
+        line += &format!(" cc-flows={}", st.cc_flows);
+    }
+    if st.penalised_flows > 0 {
+        line += &format!(" penalised-flows={}", st.penalised_flows);
+    }
     line
 }
 

@@ -81,6 +81,8 @@ pub struct CcFaceStatus {
     /// Flows the face's scheme tracks (QSCCP scheduler flows, CCC flows
     /// whose Data leave by this face).
     pub flows: u64,
+    /// Flows the QSCCP scheduler judged greedy and discounted so far.
+    pub penalised_flows: u64,
 }
 
 /// Engine-side congestion-control hooks. Every method has a no-op default.

@@ -10,6 +10,7 @@
 //!                      NOutFrames NOutMarked *Drop [PrimaryRateBps]
 //!                      [SecondaryRateBps] [TargetRateBps]
 //!                      [SojournLastNs SojournP95Ns SojournMaxNs]
+//!                      [CcFlows] [PenalisedFlows]
 //! FaceId           = 105 NNI                  (as in FaceStatus)
 //! CapacityBps      = 200 NNI                  (bit/s; absent = unpaced)
 //! QueueInterests   = 201 NNI   QueueInterestBytes = 202 NNI
@@ -26,6 +27,10 @@
 //! SojournP95Ns     = 215 NNI   (95th percentile since the face was created,
 //!                               upper edge of its log2 bucket)
 //! SojournMaxNs     = 216 NNI   (largest since the face was created)
+//! CcFlows          = 217 NNI   (flows the QSCCP scheduler or CCC tracks on
+//!                               the face; absent = none)
+//! PenalisedFlows   = 218 NNI   (flows QSCCP judged greedy and discounted
+//!                               so far; absent = none)
 //! ```
 //! Drops include link emulation's random loss (reason "emulated-loss").
 //! Decoders skip unknown elements, so fields can be added.
@@ -57,6 +62,8 @@ const TARGET_RATE_BPS: u32 = 213;
 const SOJOURN_LAST_NS: u32 = 214;
 const SOJOURN_P95_NS: u32 = 215;
 const SOJOURN_MAX_NS: u32 = 216;
+const CC_FLOWS: u32 = 217;
+const PENALISED_FLOWS: u32 = 218;
 
 /// One face's icnfwd-specific state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -87,6 +94,10 @@ pub struct FaceState {
     pub sojourn_last_ns: Option<u64>,
     pub sojourn_p95_ns: Option<u64>,
     pub sojourn_max_ns: Option<u64>,
+    /// Flows the face's scheme tracks (QSCCP scheduler, CCC).
+    pub cc_flows: u64,
+    /// Flows QSCCP judged greedy and discounted so far.
+    pub penalised_flows: u64,
 }
 
 impl FaceState {
@@ -113,6 +124,12 @@ impl FaceState {
         put_opt_nni(&mut b, SOJOURN_LAST_NS, self.sojourn_last_ns);
         put_opt_nni(&mut b, SOJOURN_P95_NS, self.sojourn_p95_ns);
         put_opt_nni(&mut b, SOJOURN_MAX_NS, self.sojourn_max_ns);
+        put_opt_nni(&mut b, CC_FLOWS, Some(self.cc_flows).filter(|&n| n > 0));
+        put_opt_nni(
+            &mut b,
+            PENALISED_FLOWS,
+            Some(self.penalised_flows).filter(|&n| n > 0),
+        );
         put_nested(out, ITEM, &b);
     }
 
@@ -138,6 +155,8 @@ impl FaceState {
                 SOJOURN_LAST_NS => s.sojourn_last_ns = Some(wire::nni(&v)?),
                 SOJOURN_P95_NS => s.sojourn_p95_ns = Some(wire::nni(&v)?),
                 SOJOURN_MAX_NS => s.sojourn_max_ns = Some(wire::nni(&v)?),
+                CC_FLOWS => s.cc_flows = wire::nni(&v)?,
+                PENALISED_FLOWS => s.penalised_flows = wire::nni(&v)?,
                 DROP => {
                     let (mut reason, mut count) = (None, 0);
                     let mut rr = TlvReader::new(v);
@@ -183,25 +202,30 @@ mod tests {
             proptest::collection::vec(("[a-z-]{1,20}", any::<u64>()), 0..5),
             proptest::array::uniform3(proptest::option::of(any::<u64>())),
             proptest::array::uniform3(proptest::option::of(any::<u64>())),
+            proptest::array::uniform2(any::<u64>()),
         )
-            .prop_map(|(face_id, capacity_bps, q, drops, rates, sj)| FaceState {
-                face_id,
-                capacity_bps,
-                queue_interests: q[0],
-                queue_interest_bytes: q[1],
-                queue_data: q[2],
-                queue_data_bytes: q[3],
-                queue_frames: q[4],
-                n_out_frames: q[5],
-                n_out_marked: q[6],
-                drops,
-                primary_rate_bps: rates[0],
-                secondary_rate_bps: rates[1],
-                target_rate_bps: rates[2],
-                sojourn_last_ns: sj[0],
-                sojourn_p95_ns: sj[1],
-                sojourn_max_ns: sj[2],
-            })
+            .prop_map(
+                |(face_id, capacity_bps, q, drops, rates, sj, flows)| FaceState {
+                    face_id,
+                    capacity_bps,
+                    queue_interests: q[0],
+                    queue_interest_bytes: q[1],
+                    queue_data: q[2],
+                    queue_data_bytes: q[3],
+                    queue_frames: q[4],
+                    n_out_frames: q[5],
+                    n_out_marked: q[6],
+                    drops,
+                    primary_rate_bps: rates[0],
+                    secondary_rate_bps: rates[1],
+                    target_rate_bps: rates[2],
+                    sojourn_last_ns: sj[0],
+                    sojourn_p95_ns: sj[1],
+                    sojourn_max_ns: sj[2],
+                    cc_flows: flows[0],
+                    penalised_flows: flows[1],
+                },
+            )
     }
 
     proptest! {
