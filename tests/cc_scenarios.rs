@@ -519,6 +519,13 @@ fn check_qsccp_classes(r: &RunResult) -> Vec<String> {
             r.bottleneck().utilisation * 100.0
         ));
     }
+    // No standing queue: measured 38.8-58.2 ms p95 (Interests held at r1
+    // plus r2's Data backlog), 432 ms in the CI run that found the pacing
+    // and greed defects.
+    let q = r.bottleneck().queue_p95_ms;
+    if q > 150.0 {
+        e.push(format!("bottleneck p95 queue {q:.1} ms > 150 ms"));
+    }
     e
 }
 
