@@ -45,6 +45,13 @@ pub struct PipelineConfig {
     /// Record [`LogEvent`]s (window/rate changes, RTT samples) for
     /// `--log-cwnd`/`--log-rtt`; drained with [`Pipeline::poll_log`].
     pub log_events: bool,
+    /// Ceiling of the per-segment back-off after a congestion Nack: the
+    /// n-th Nack of a segment delays its retransmission by 2^(n−1) ms up to
+    /// this (ndncatchunks' DataFetcher: 10 s). A consumer whose law does not
+    /// slow down on Nacks (a fixed window) otherwise re-sends a Nacked
+    /// segment at once and spends its retries within a few round trips.
+    /// Zero: retransmit at once.
+    pub max_nack_backoff: Duration,
 }
 
 impl Default for PipelineConfig {
@@ -61,6 +68,7 @@ impl Default for PipelineConfig {
             max_burst: 8.0,
             first_segment: 0,
             log_events: false,
+            max_nack_backoff: Duration::from_secs(10),
         }
     }
 }
@@ -98,6 +106,9 @@ pub struct Request {
 enum SegState {
     InFlight,
     InRetxQueue,
+    /// Nacked for congestion: goes to the retransmission queue at its
+    /// `deadline` (the back-off timer).
+    BackingOff,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -106,6 +117,8 @@ struct SegInfo {
     sent_at: Timestamp,
     deadline: Timestamp,
     retx: u32,
+    /// Congestion Nacks of this segment so far (its back-off exponent).
+    congestion_nacks: u32,
 }
 
 /// Something ndnget's `--log-cwnd`/`--log-rtt` would write. Times are since
@@ -433,6 +446,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
             };
             let timeout = self.rtt.rto().min(self.cfg.lifetime);
             let deadline = now + timeout;
+            let congestion_nacks = self.segs.get(&segment).map_or(0, |i| i.congestion_nacks);
             if let Some(old) = self.segs.insert(
                 segment,
                 SegInfo {
@@ -440,6 +454,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
                     sent_at: now,
                     deadline,
                     retx,
+                    congestion_nacks,
                 },
             ) {
                 self.timers.remove(&(old.deadline, segment));

@@ -3,7 +3,7 @@
 
 use super::{limit_value, LogEvent, NackKind, Pipeline, PipelineError, SegInfo, SegState};
 use bytes::Bytes;
-use cc_core::{ConsumerLaw, DataFeedback, NackFeedback, Timestamp};
+use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, Timestamp};
 
 impl<L: ConsumerLaw> Pipeline<L> {
     fn set_final(&mut self, f: u64) {
@@ -147,7 +147,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
             }
             NackKind::Congestion => {
                 self.stats.nacks_congestion += 1;
-                self.enqueue_retx(segment, info);
+                self.back_off(now, segment, info);
                 let fb = NackFeedback {
                     congestion: true,
                     ..fb
@@ -219,6 +219,30 @@ impl<L: ConsumerLaw> Pipeline<L> {
         }
     }
 
+    /// A congestion Nack answered `segment`: it is retransmitted after
+    /// 2^(n−1) ms for its n-th Nack (capped), not at once.
+    fn back_off(&mut self, now: Timestamp, segment: u64, info: SegInfo) {
+        let max = self.cfg.max_nack_backoff;
+        if max.is_zero() {
+            self.enqueue_retx(segment, info);
+            return;
+        }
+        self.timers.remove(&(info.deadline, segment));
+        self.in_flight -= 1;
+        let delay = Duration::from_millis(1u64 << info.congestion_nacks.min(40)).min(max);
+        let deadline = now + delay;
+        self.segs.insert(
+            segment,
+            SegInfo {
+                state: SegState::BackingOff,
+                deadline,
+                congestion_nacks: info.congestion_nacks.saturating_add(1),
+                ..info
+            },
+        );
+        self.timers.insert((deadline, segment));
+    }
+
     fn enqueue_retx(&mut self, segment: u64, info: SegInfo) {
         self.timers.remove(&(info.deadline, segment));
         if let Some(i) = self.segs.get_mut(&segment) {
@@ -240,6 +264,13 @@ impl<L: ConsumerLaw> Pipeline<L> {
                 break;
             }
             self.timers.pop_first();
+            if let Some(info) = self.segs.get_mut(&seg) {
+                if info.state == SegState::BackingOff && info.deadline == d {
+                    info.state = SegState::InRetxQueue;
+                    self.retx_queue.push_back(seg);
+                    continue;
+                }
+            }
             if let Some(info) = self.segs.get(&seg).copied() {
                 if info.state == SegState::InFlight && info.deadline == d {
                     self.stats.timeouts += 1;

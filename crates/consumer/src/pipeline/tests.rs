@@ -271,22 +271,78 @@ fn congestion_nack_retransmits_and_no_route_fails() {
     p.handle_nack(ms(1), 0, NackKind::Congestion, NackFeedback::default());
     let st = p.stats();
     assert_eq!((st.nacks, st.nacks_congestion), (1, 1));
+    // The first Nack of a segment backs it off 1 ms.
+    assert!(drain(&mut p, ms(1)).iter().all(|r| !r.retransmission));
+    assert_eq!(p.poll_timeout(), Some(ms(2)));
+    p.handle_timeout(ms(2));
+    // Segment 1's Data opens the window; the retransmission goes first.
+    data(&mut p, ms(2), 1, 5, 0);
     assert_eq!(
-        p.poll_transmit(ms(1)),
+        p.poll_transmit(ms(2)),
         Some(Request {
             segment: 0,
             retransmission: true
         })
     );
     data(&mut p, ms(2), 0, 5, 0);
-    p.handle_nack(ms(3), 1, NackKind::NoRoute, NackFeedback::default());
+    p.handle_nack(ms(3), 2, NackKind::NoRoute, NackFeedback::default());
     assert_eq!(
         p.error(),
         Some(&PipelineError::Nack {
-            segment: 1,
+            segment: 2,
             reason: NackKind::NoRoute
         })
     );
+}
+
+/// A segment Nacked for congestion again and again is retried after 1, 2,
+/// 4, ... ms up to `max_nack_backoff` (ndncatchunks' DataFetcher), so a
+/// law that does not slow down on Nacks (a fixed window) spreads its
+/// retries instead of spending them in a few round trips; the retry
+/// limit still ends the fetch.
+#[test]
+fn congestion_nacks_back_a_segment_off_exponentially() {
+    let cfg = PipelineConfig {
+        max_nack_backoff: Duration::from_millis(50),
+        max_retries: Some(9),
+        ..PipelineConfig::default()
+    };
+    let mut p = Pipeline::new(cfg, TestRate(1000.0));
+    // Segment 0 is Nacked every time it is sent; the others stay pending.
+    let mut now = ms(0);
+    let mut sends = Vec::new();
+    while p.error().is_none() && now < ms(2000) {
+        p.handle_timeout(now);
+        while let Some(r) = p.poll_transmit(now) {
+            if r.segment == 0 {
+                sends.push(now);
+                p.handle_nack(now, 0, NackKind::Congestion, NackFeedback::default());
+            }
+        }
+        now = p
+            .poll_timeout()
+            .unwrap_or(now + Duration::from_millis(1))
+            .max(now);
+    }
+    let gaps: Vec<u64> = sends
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_micros() as u64)
+        .collect();
+    let want_ms = [1u64, 2, 4, 8, 16, 32, 50, 50, 50];
+    assert_eq!(gaps.len(), want_ms.len(), "sends at {sends:?}");
+    for (gap_us, want) in gaps.iter().zip(want_ms) {
+        // The 1 ms pacer may add up to one Interest gap.
+        assert!(
+            (want * 1000..=want * 1000 + 1000).contains(gap_us),
+            "gaps {gaps:?} µs, want {want_ms:?} ms"
+        );
+    }
+    // The tenth Nack spends the last retry: the fetch fails, it does not
+    // hang.
+    assert!(matches!(
+        p.error(),
+        Some(PipelineError::RetriesExhausted { segment: 0, .. })
+    ));
 }
 
 #[test]
