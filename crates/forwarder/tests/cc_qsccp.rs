@@ -39,9 +39,22 @@ fn qsccp_engine(ef_cap_fraction: f64) -> EngineConfig {
     e
 }
 
-#[test]
-fn classes_share_by_weight_and_ef_stays_at_its_cap() {
-    const RUN_MS: u64 = 8_000;
+/// The scenario 1 classes, in flow order.
+const CLASSES: [ServiceClass; 4] = [
+    ServiceClass::Ef,
+    ServiceClass::Af2,
+    ServiceClass::Af1,
+    ServiceClass::Be,
+];
+
+/// Scenario 1's dumbbell: consumers on `a`, the producer of `data_bytes`
+/// Data on `b`, and one QSCCP flow per class of [`CLASSES`] (`/p/c<i>`)
+/// from 0 to `run_ms`. Returns the network, `[a, b]`, `a`'s face to `b`
+/// and the flows.
+fn classes_dumbbell(
+    data_bytes: usize,
+    run_ms: u64,
+) -> (Network, [NodeId; 2], FaceId, Vec<LawFlow<Scheme>>) {
     let mut net = Network::new(11);
     let a = net.add_node(qsccp_engine(0.1));
     let b = net.add_node(qsccp_engine(0.1));
@@ -49,20 +62,14 @@ fn classes_share_by_weight_and_ef_stays_at_its_cap() {
     net.node_mut(a)
         .fib_add_nexthop(&"/p".parse().unwrap(), ab, 1)
         .unwrap();
-    net.add_producer(b, "/p", DATA_BYTES, None);
-    let classes = [
-        ServiceClass::Ef,
-        ServiceClass::Af2,
-        ServiceClass::Af1,
-        ServiceClass::Be,
-    ];
-    let mut flows: Vec<_> = classes
+    net.add_producer(b, "/p", data_bytes, None);
+    let flows = CLASSES
         .iter()
         .enumerate()
         .map(|(i, class)| {
             let o = SchemeOptions {
                 class: *class,
-                ..opts(LawKind::Qsccp, DATA_BYTES as f64)
+                ..opts(LawKind::Qsccp, data_bytes as f64)
             };
             let app = net.add_consumer(a);
             scheme_flow(
@@ -70,11 +77,18 @@ fn classes_share_by_weight_and_ef_stays_at_its_cap() {
                 &format!("/p/c{i}"),
                 &o,
                 at(0),
-                at(RUN_MS),
+                at(run_ms),
                 40 + i as u64,
             )
         })
         .collect();
+    (net, [a, b], ab, flows)
+}
+
+#[test]
+fn classes_share_by_weight_and_ef_stays_at_its_cap() {
+    const RUN_MS: u64 = 8_000;
+    let (mut net, [a, b], _, mut flows) = classes_dumbbell(DATA_BYTES, RUN_MS);
     drive(&mut net, &mut flows, at(RUN_MS), ms(1));
     let (from, to) = (at(RUN_MS / 2), at(RUN_MS));
     let mbps: Vec<f64> = flows
@@ -87,7 +101,7 @@ fn classes_share_by_weight_and_ef_stays_at_its_cap() {
         .collect();
     let drops = data_drops(&net, &[a, b]);
     println!("| class | Mbit/s | p95 RTT");
-    for (i, c) in classes.iter().enumerate() {
+    for (i, c) in CLASSES.iter().enumerate() {
         println!(
             "| {c:?} | {:.2} | {:.1} ms",
             mbps[i],
@@ -120,7 +134,7 @@ fn classes_share_by_weight_and_ef_stays_at_its_cap() {
         assert!(
             (ratio - want).abs() <= 0.1 * want,
             "{:?}/BE = {ratio:.2}, want {want}",
-            classes[i]
+            CLASSES[i]
         );
     }
     assert!(mbps.iter().sum::<f64>() > 0.9 * CAP_MBPS as f64);
@@ -218,42 +232,10 @@ fn a_burst_drains_without_penalising_compliant_flows() {
     const RUN_MS: u64 = 14_000;
     const BURST_MS: u64 = 4_000;
     const DATA: usize = 8_000;
-    let mut net = Network::new(11);
-    let a = net.add_node(qsccp_engine(0.1));
-    let b = net.add_node(qsccp_engine(0.1));
-    let (ab, _) = net.connect(a, b, link(CAP_MBPS, ONE_WAY_MS));
-    net.node_mut(a)
-        .fib_add_nexthop(&"/p".parse().unwrap(), ab, 1)
-        .unwrap();
-    net.add_producer(b, "/p", DATA, None);
-    let classes = [
-        ServiceClass::Ef,
-        ServiceClass::Af2,
-        ServiceClass::Af1,
-        ServiceClass::Be,
-    ];
-    let mut flows: Vec<LawFlow<Scheme>> = classes
-        .iter()
-        .enumerate()
-        .map(|(i, class)| {
-            let o = SchemeOptions {
-                class: *class,
-                ..opts(LawKind::Qsccp, DATA as f64)
-            };
-            let app = net.add_consumer(a);
-            scheme_flow(
-                app,
-                &format!("/p/c{i}"),
-                &o,
-                at(0),
-                at(RUN_MS),
-                40 + i as u64,
-            )
-        })
-        .collect();
+    let (mut net, [a, _], ab, mut flows) = classes_dumbbell(DATA, RUN_MS);
     // 300 ms of a deaf 60 Interests/s flow per DT class: 18 Interests
     // each, most of a flow queue (20).
-    for (i, class) in classes[1..].iter().enumerate() {
+    for (i, class) in CLASSES[1..].iter().enumerate() {
         let o = SchemeOptions {
             class: *class,
             rate: Some(RateSpec::InterestsPerSec(60.0)),
@@ -276,7 +258,7 @@ fn a_burst_drains_without_penalising_compliant_flows() {
     let mbps =
         |f: &LawFlow<Scheme>, from: u64, to: u64| f.stats.goodput_bps(at(from), at(to)) / 1e6;
     println!("| class | p95 RTT before | after (10-14 s) | Mbit/s after");
-    for (i, c) in classes.iter().enumerate() {
+    for (i, c) in CLASSES.iter().enumerate() {
         println!(
             "| {c:?} | {:.1} ms | {:.1} ms | {:.2}",
             p95_ms(&flows[i], 2_000, BURST_MS),
@@ -291,7 +273,7 @@ fn a_burst_drains_without_penalising_compliant_flows() {
     );
     assert_eq!(penalised(&net, a, ab), 0, "a compliant flow was penalised");
     // Back to the pre-burst queueing once the burst has drained (by ~9 s).
-    for (i, c) in classes.iter().enumerate().skip(1) {
+    for (i, c) in CLASSES.iter().enumerate().skip(1) {
         let (before, after) = (
             p95_ms(&flows[i], 2_000, BURST_MS),
             p95_ms(&flows[i], 10_000, RUN_MS),
@@ -308,7 +290,7 @@ fn a_burst_drains_without_penalising_compliant_flows() {
         assert!(
             (ratio - want).abs() <= 0.1 * want,
             "{:?}/BE = {ratio:.2}",
-            classes[i]
+            CLASSES[i]
         );
     }
 }
