@@ -264,20 +264,26 @@ impl<L: ConsumerLaw> Pipeline<L> {
                 break;
             }
             self.timers.pop_first();
-            if let Some(info) = self.segs.get_mut(&seg) {
-                if info.state == SegState::BackingOff && info.deadline == d {
+            let Some(info) = self.segs.get_mut(&seg) else {
+                continue;
+            };
+            if info.deadline != d {
+                continue;
+            }
+            match info.state {
+                // The back-off after a congestion Nack is over.
+                SegState::BackingOff => {
                     info.state = SegState::InRetxQueue;
                     self.retx_queue.push_back(seg);
-                    continue;
                 }
-            }
-            if let Some(info) = self.segs.get(&seg).copied() {
-                if info.state == SegState::InFlight && info.deadline == d {
+                SegState::InFlight => {
+                    let info = *info;
                     self.stats.timeouts += 1;
                     self.enqueue_retx(seg, info);
                     high_timeout = Some(high_timeout.map_or(seg, |h| h.max(seg)));
                     last_sent = Some(last_sent.map_or(info.sent_at, |t| t.max(info.sent_at)));
                 }
+                SegState::InRetxQueue => {}
             }
         }
         if let Some(h) = high_timeout {

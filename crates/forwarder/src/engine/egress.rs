@@ -181,8 +181,13 @@ impl Forwarder {
                     let ns = (len * 8).saturating_mul(1_000_000_000) / bps;
                     // A shell woken late (timer granularity, scheduling) may
                     // catch up on some missed sending time; without it every
-                    // late wake-up is lost capacity.
-                    let base = f.next_tx_at.max(now - pacing_slack(bps));
+                    // late wake-up is lost capacity. On time (the usual
+                    // case), the allowance need not be computed.
+                    let base = if now <= f.next_tx_at + PACING_SLACK {
+                        f.next_tx_at
+                    } else {
+                        f.next_tx_at.max(now - pacing_slack(bps))
+                    };
                     f.next_tx_at = base + core::time::Duration::from_nanos(ns);
                 }
                 return Some(transmit(id, bytes));
