@@ -706,6 +706,36 @@ case!(ccc_fig1, "ccc_fig1", "ccc", check_ccc);
 
 // -------------------------------------------------------------- full set
 
+/// A user's own scenario file under the schemes they name:
+/// `ICN_TESTBED_SCENARIO=file.toml ICN_TESTBED_SCHEMES=mircc,rcp cargo test
+/// --release --test cc_scenarios -- --ignored --nocapture own_scenario`
+/// (schemes default to the file's `schemes`). Prints the table; asserts
+/// only that every flow ran.
+#[test]
+#[ignore = "runs ICN_TESTBED_SCENARIO under ICN_TESTBED_SCHEMES"]
+fn own_scenario() {
+    let Some(path) = std::env::var_os("ICN_TESTBED_SCENARIO") else {
+        panic!("set ICN_TESTBED_SCENARIO=path/to/scenario.toml");
+    };
+    let path = path.to_string_lossy().into_owned();
+    let sc = Scenario::load(&testbed::scenario_path(&path)).unwrap_or_else(|e| panic!("{e}"));
+    let schemes: Vec<String> = match std::env::var("ICN_TESTBED_SCHEMES") {
+        Ok(s) => s.split(',').map(|x| x.trim().to_string()).collect(),
+        Err(_) => sc.schemes.clone(),
+    };
+    let mut rows = Vec::new();
+    for scheme in &schemes {
+        match run_case(&path, scheme, full_mode()) {
+            Some(r) => rows.push(table_row(&r)),
+            None => return,
+        }
+    }
+    eprintln!("\n{}", table_header());
+    for row in &rows {
+        eprintln!("{row}");
+    }
+}
+
 /// Every scenario × scheme at full length: prints the table, then fails
 /// with every unmet expectation.
 #[test]

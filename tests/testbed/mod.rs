@@ -17,8 +17,12 @@ pub mod topo;
 
 use std::path::PathBuf;
 
-/// `configs/scenarios/<name>.toml`.
+/// `configs/scenarios/<name>.toml`, or `name` itself when it names a file
+/// (a user's own scenario: `ICN_TESTBED_SCENARIO=path/to/file.toml`).
 pub fn scenario_path(name: &str) -> PathBuf {
+    if name.ends_with(".toml") {
+        return PathBuf::from(name);
+    }
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/scenarios"))
         .join(format!("{name}.toml"))
 }

@@ -320,16 +320,23 @@ pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<
     if std::env::var_os("ICN_TESTBED_KEEP").is_some_and(|v| v != "0") {
         // The queues behind the figures, for a kept run's post-mortem.
         let mut tsv = String::from(
-            "t_s\tnode\tface\tqueue_interests\tqueue_data\tqueue_data_bytes\tin_bytes\tout_bytes\n",
+            "t_s\tnode\tface\tqueue_interests\tqueue_data\tqueue_data_bytes\tin_bytes\tout_bytes\tprimary_rate_bps\tsecondary_rate_bps\ttarget_rate_bps\n",
         );
         for (t, node, snap) in &samples {
             for st in &snap.states {
                 let (in_b, out_b) = snap
                     .face(st.face_id)
                     .map_or((0, 0), |f| (f.n_in_bytes, f.n_out_bytes));
+                let rate = |r: Option<u64>| r.map_or_else(|| "-".to_string(), |r| r.to_string());
                 tsv.push_str(&format!(
-                    "{t:.3}\t{node}\t{}\t{}\t{}\t{}\t{in_b}\t{out_b}\n",
-                    st.face_id, st.queue_interests, st.queue_data, st.queue_data_bytes
+                    "{t:.3}\t{node}\t{}\t{}\t{}\t{}\t{in_b}\t{out_b}\t{}\t{}\t{}\n",
+                    st.face_id,
+                    st.queue_interests,
+                    st.queue_data,
+                    st.queue_data_bytes,
+                    rate(st.primary_rate_bps),
+                    rate(st.secondary_rate_bps),
+                    rate(st.target_rate_bps)
                 ));
             }
         }

@@ -28,5 +28,7 @@ mod window;
 
 pub use any::{AnyConsumerLaw, ConsumerLawConfig, FixedLawConfig};
 pub use law::{ConsumerLaw, DataFeedback, LawKind, NackFeedback, SendLimit};
-pub use link::{AnyLinkLaw, LinkLaw, LinkLawConfig, LinkRates, LinkSample};
+pub use link::{
+    control_period, AnyLinkLaw, LinkLaw, LinkLawConfig, LinkRates, LinkSample, PeriodBounds,
+};
 pub use time::{Duration, Timestamp};

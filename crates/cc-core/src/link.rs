@@ -81,6 +81,48 @@ pub trait LinkLaw {
     /// bit/s, never below the law's configured minimum; applies from the
     /// next update.
     fn set_floor_bps(&mut self, floor_bps: f64);
+    /// The control period T of the next update.
+    fn period(&self) -> Duration;
+    /// Sets T for the next update (see [`control_period`]).
+    fn set_period(&mut self, period: Duration);
+}
+
+/// Bounds of a control period that follows the measured RTT.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PeriodBounds {
+    /// Shortest period, whatever the RTT.
+    pub min: Duration,
+    /// Longest period (also the period before any RTT sample).
+    pub max: Duration,
+    /// The period spans at least this many Data serialisations at the
+    /// link capacity, so y(t) is not read off one or two packets.
+    pub min_data: u32,
+}
+
+/// T for the next update: the smoothed RTT, as RCP eq. 1 and MIRCC §3.1.2
+/// ask (T ≤ RTT, as short as measurement allows), but never shorter than
+/// `min_data` Data serialisations at `capacity_bps` nor `min`, and never
+/// longer than `max`. A fixed T above the RTT let a link react a period late
+/// to every change and, with eq. 1's gain T/d capped at 1, over-reacted
+/// when it did.
+pub fn control_period(
+    rtt: Option<Duration>,
+    bounds: &PeriodBounds,
+    data_bytes: Option<f64>,
+    capacity_bps: f64,
+) -> Duration {
+    let Some(rtt) = rtt.filter(|r| *r > Duration::ZERO) else {
+        return bounds.max;
+    };
+    let lumpy = match data_bytes {
+        Some(b) if capacity_bps > 0.0 && b.is_finite() && b > 0.0 => {
+            let s = f64::from(bounds.min_data) * b * 8.0 / capacity_bps;
+            Duration::from_nanos((s * 1e9).min(u64::MAX as f64) as u64)
+        }
+        _ => Duration::ZERO,
+    };
+    rtt.max(bounds.min).max(lumpy).min(bounds.max)
 }
 
 impl LinkLaw for RcpLink {
@@ -103,6 +145,12 @@ impl LinkLaw for RcpLink {
     }
     fn set_floor_bps(&mut self, floor_bps: f64) {
         RcpLink::set_floor_bps(self, floor_bps);
+    }
+    fn period(&self) -> Duration {
+        self.config().period
+    }
+    fn set_period(&mut self, period: Duration) {
+        RcpLink::set_period(self, period);
     }
 }
 
@@ -132,6 +180,12 @@ impl LinkLaw for MirccRate {
     }
     fn set_floor_bps(&mut self, floor_bps: f64) {
         MirccRate::set_floor_bps(self, floor_bps);
+    }
+    fn period(&self) -> Duration {
+        self.config().period
+    }
+    fn set_period(&mut self, period: Duration) {
+        MirccRate::set_period(self, period);
     }
 }
 
@@ -200,12 +254,48 @@ impl LinkLaw for AnyLinkLaw {
             AnyLinkLaw::Mircc(l) => LinkLaw::set_floor_bps(l, floor_bps),
         }
     }
+    fn period(&self) -> Duration {
+        match self {
+            AnyLinkLaw::Rcp(l) => LinkLaw::period(l),
+            AnyLinkLaw::Mircc(l) => LinkLaw::period(l),
+        }
+    }
+    fn set_period(&mut self, period: Duration) {
+        match self {
+            AnyLinkLaw::Rcp(l) => LinkLaw::set_period(l, period),
+            AnyLinkLaw::Mircc(l) => LinkLaw::set_period(l, period),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_period_follows_the_rtt_within_its_bounds() {
+        let b = PeriodBounds {
+            min: Duration::from_millis(5),
+            max: Duration::from_millis(100),
+            min_data: 4,
+        };
+        let ms = Duration::from_millis;
+        // No sample yet: the longest period.
+        assert_eq!(control_period(None, &b, Some(1200.0), 20e6), ms(100));
+        // 20 ms RTT, 1200-byte Data at 20 Mbit/s (0.48 ms each): T = RTT.
+        assert_eq!(control_period(Some(ms(20)), &b, Some(1200.0), 20e6), ms(20));
+        // 8000-byte Data at 2 Mbit/s: 4 Data take 128 ms, above the cap.
+        assert_eq!(control_period(Some(ms(20)), &b, Some(8000.0), 2e6), ms(100));
+        // 8000-byte Data at 10 Mbit/s: 4 Data take 25.6 ms > RTT.
+        assert_eq!(
+            control_period(Some(ms(10)), &b, Some(8000.0), 10e6),
+            Duration::from_micros(25_600)
+        );
+        // A 1 ms RTT stops at the minimum; a 300 ms RTT at the maximum.
+        assert_eq!(control_period(Some(ms(1)), &b, Some(100.0), 1e9), ms(5));
+        assert_eq!(control_period(Some(ms(300)), &b, Some(100.0), 1e9), ms(100));
+    }
 
     #[test]
     fn only_rate_stamping_schemes_have_a_link_law() {

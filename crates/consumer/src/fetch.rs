@@ -283,12 +283,13 @@ impl Fetcher {
 
     /// One packet from the forwarder (bare TLV or LpPacket).
     pub fn handle_packet(&mut self, now: Timestamp, wire: Bytes) {
+        let frame_bytes = wire.len();
         let Ok((lp, Some(pkt))) = decode_packet(wire) else {
             self.packets_ignored += 1;
             return;
         };
         match pkt {
-            NetPacket::Data(d) => self.on_data(now, &lp, d),
+            NetPacket::Data(d) => self.on_data(now, &lp, d, frame_bytes),
             NetPacket::Interest(i) => match lp.nack {
                 Some(reason) => self.on_nack(now, &lp, &i, reason),
                 None => self.packets_ignored += 1,
@@ -296,7 +297,10 @@ impl Fetcher {
         }
     }
 
-    fn on_data(&mut self, now: Timestamp, lp: &LpPacket, d: Data) {
+    /// `frame_bytes`: the Data as it arrived, LP header included. Stamped
+    /// rates count link frames (the forwarders pace and book frames), so
+    /// the rate law turns them into Interests at the frame size.
+    fn on_data(&mut self, now: Timestamp, lp: &LpPacket, d: Data, frame_bytes: usize) {
         let Some(versioned) = self.versioned.clone() else {
             return self.on_discovery_data(d);
         };
@@ -309,7 +313,7 @@ impl Fetcher {
             return;
         };
         let final_seg = d.meta.final_block_id.as_ref().and_then(|c| c.as_segment());
-        let size = d.wire().map_or(0, |w| w.len());
+        let size = frame_bytes.max(d.wire().map_or(0, |w| w.len()));
         let reads = self.pipeline.law().reads();
         let fb = data_feedback(&lp.cc, lp.congestion_mark, size, reads);
         tracing::debug!(

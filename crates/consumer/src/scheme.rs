@@ -52,13 +52,26 @@ pub struct SchemeOptions {
     pub objective: Option<RateSpec>,
     /// `--class`: QSCCP service class.
     pub class: ServiceClass,
-    /// Hard bound on Interests outstanding.
-    pub max_outstanding: u32,
+    /// Hard bound on Interests outstanding (icncat `--max-outstanding`);
+    /// `None`: [`WINDOW_MAX_OUTSTANDING`] for window laws,
+    /// [`RATE_MAX_OUTSTANDING`] for rate-paced ones.
+    pub max_outstanding: Option<u32>,
     /// Data size assumed before the first Data arrives (bytes).
     pub initial_data_size_bytes: f64,
     /// RTO estimator of the window laws (the pipeline's timer uses the same).
     pub rtt: RttConfig,
 }
+
+/// Default bound of a window law: on loopback a CUBIC slow start to
+/// thousands of Interests only overflowed the forwarder's queues.
+pub const WINDOW_MAX_OUTSTANDING: u32 = 512;
+
+/// Default bound of a rate-paced law (RCP, MIRCC, CCC, QSCCP, fixed rate),
+/// where rate × RTT decides what is in flight and the bound is only a
+/// safety net: it must exceed the path's bandwidth-delay product in Data.
+/// 50 Mbit/s × 150 ms of 1200-byte Data is 780 Data; 512 held MIRCC and RCP
+/// to 70 % there (envelope sweep).
+pub const RATE_MAX_OUTSTANDING: u32 = 8192;
 
 /// What a CCC consumer asks for when no `--objective` is given: more than
 /// any link here carries, so the network's constraint decides.
@@ -80,7 +93,7 @@ impl Default for SchemeOptions {
             reset_cwnd_to_init: false,
             objective: None,
             class: ServiceClass::Be,
-            max_outstanding: 512,
+            max_outstanding: None,
             initial_data_size_bytes: 8100.0,
             rtt: ndnget_rtt(),
         }
@@ -111,9 +124,28 @@ impl SchemeOptions {
         }
     }
 
+    /// Whether the law paces Interests at a rate (not a window).
+    fn rate_paced(&self) -> bool {
+        match self.kind {
+            LawKind::Rcp | LawKind::Mircc | LawKind::Ccc | LawKind::Qsccp => true,
+            LawKind::Fixed => self.rate.is_some(),
+            _ => false,
+        }
+    }
+
+    /// The bound on Interests in flight for this law (given or default).
+    pub fn max_outstanding_for_law(&self) -> u32 {
+        let default = if self.rate_paced() {
+            RATE_MAX_OUTSTANDING
+        } else {
+            WINDOW_MAX_OUTSTANDING
+        };
+        self.max_outstanding.unwrap_or(default).max(1)
+    }
+
     /// Every law's cc-core config from these options.
     pub fn law_config(&self) -> ConsumerLawConfig {
-        let max_out = self.max_outstanding.max(1);
+        let max_out = self.max_outstanding_for_law();
         let size0 = self.initial_data_size_bytes.max(1.0);
         let d = ConsumerLawConfig::default();
         let ssthresh = self.init_ssthresh.unwrap_or(f64::INFINITY);

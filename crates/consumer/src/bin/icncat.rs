@@ -125,9 +125,10 @@ struct Args {
     /// Skip version discovery (same as --discovery none).
     #[arg(short = 'D', long)]
     no_version_discovery: bool,
-    /// Most Interests in flight, whatever the scheme says.
-    #[arg(long, default_value_t = 512)]
-    max_outstanding: u32,
+    /// Most Interests in flight, whatever the scheme says [default: 512 for
+    /// window laws, 8192 for rate-paced ones].
+    #[arg(long)]
+    max_outstanding: Option<u32>,
     /// RTO estimator: SRTT gain (RFC 6298 alpha).
     #[arg(long, default_value_t = 0.125, value_name = "F")]
     rto_alpha: f64,
@@ -336,7 +337,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
             // WinCM must see every mark).
             cwa: false,
             rtt,
-            max_outstanding: args.max_outstanding.max(1),
+            max_outstanding: opts.max_outstanding_for_law(),
             sample_interval: Duration::from_millis(args.sample_interval),
             log_events: logs.enabled(),
             ..PipelineConfig::default()

@@ -38,8 +38,14 @@ pub(crate) struct RateFace {
     srtt_secs: Option<f64>,
     rtt_gain: f64,
     default_rtt: Duration,
-    /// The control period T, also the floor's time base.
+    /// The longest control period (`period_ms`), the floor's time base.
     period: Duration,
+    /// Where the law's period may go as it follows the RTT.
+    period_bounds: cc_core::PeriodBounds,
+    /// Target utilisation η of the law (for the floor's fair-share cap).
+    eta: f64,
+    /// When the law last ran (the input rate's time base).
+    last_update: Option<Timestamp>,
     /// The current MIRCC period was already cut short by an arrival burst.
     cut_short: bool,
     capacity_bps: f64,
@@ -59,6 +65,7 @@ pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
     l.mircc.ewma_alpha = cfg.mircc.ewma_alpha;
     l.mircc.eta = cfg.mircc.eta;
     l.mircc.period = cfg.period();
+    l.mircc.secondary_keeps_headroom = cfg.mircc.secondary_keeps_headroom;
     l
 }
 
@@ -92,6 +99,9 @@ impl RateFace {
             rtt_gain: m.rtt_gain,
             default_rtt: m.default_rtt,
             period: cfg.period(),
+            period_bounds: cfg.period_bounds(),
+            eta: if dual { cfg.mircc.eta } else { cfg.rcp.eta },
+            last_update: None,
             cut_short: false,
             capacity_bps,
         }
@@ -131,13 +141,18 @@ impl RateFace {
         }
     }
 
-    /// One Data per configured period, once the Data size is known.
-    fn floor_bps(&self) -> f64 {
-        let t = self.period.as_secs_f64();
-        match self.inflation.data_bytes() {
-            Some(b) if t > 0.0 => b * 8.0 / t,
-            _ => 0.0,
-        }
+    /// One Data per configured period once the Data size is known, capped
+    /// at the fair share the last period's input shows
+    /// ([`cc_core::rcp::responsive_floor_bps`]).
+    fn floor_bps(&self, input_bps: f64) -> f64 {
+        cc_core::rcp::responsive_floor_bps(
+            self.inflation.data_bytes(),
+            self.period,
+            self.eta,
+            self.capacity_bps,
+            self.law.rates().primary_bps,
+            input_bps,
+        )
     }
 
     pub(crate) fn queued(&self) -> usize {
@@ -259,9 +274,10 @@ impl RateFace {
         if next == Timestamp::ZERO || c.is_nan() || c <= 0.0 {
             return false;
         }
-        let last = next - self.period;
+        let period = self.law.period();
+        let last = next - period;
         let elapsed = now.saturating_since(last).as_secs_f64();
-        let min_s = (self.period.as_secs_f64() / 2.0).max(8.0 * data_bytes * 8.0 / c);
+        let min_s = (period.as_secs_f64() / 2.0).max(8.0 * data_bytes * 8.0 / c);
         if elapsed < min_s {
             return false;
         }
@@ -293,19 +309,43 @@ impl RateFace {
         let sample = LinkSample {
             primary_bytes: core::mem::take(&mut self.primary_bytes),
             secondary_bytes: core::mem::take(&mut self.secondary_bytes),
-            queue_bytes: self
-                .inflation
-                .inflate(self.shaper.take_mean_queued_bytes(now)),
+            queue_bytes: {
+                let q = self
+                    .inflation
+                    .inflate(self.shaper.take_mean_queued_bytes(now));
+                if self.dual {
+                    q
+                } else {
+                    cc_core::rcp::queue_beyond_one_data(q, self.inflation.data_bytes())
+                }
+            },
             rtt,
         };
-        self.law.set_floor_bps(self.floor_bps());
+        let input_bps = match self
+            .last_update
+            .map(|t| now.saturating_since(t).as_secs_f64())
+        {
+            Some(e) if e > 0.0 => {
+                (sample.primary_bytes.saturating_add(sample.secondary_bytes)) as f64 * 8.0 / e
+            }
+            _ => 0.0,
+        };
+        self.last_update = Some(now);
+        self.law.set_floor_bps(self.floor_bps(input_bps));
         let rates = self.law.update(now, &sample);
+        self.law.set_period(cc_core::control_period(
+            self.srtt_secs.map(|_| rtt),
+            &self.period_bounds,
+            self.inflation.data_bytes(),
+            self.capacity_bps,
+        ));
         tracing::trace!(
             capacity_bps = self.capacity_bps,
             yp_bytes = sample.primary_bytes,
             ys_bytes = sample.secondary_bytes,
             queue_bytes = sample.queue_bytes,
             rtt_ms = rtt.as_secs_f64() * 1e3,
+            period_ms = self.law.period().as_secs_f64() * 1e3,
             primary_bps = rates.primary_bps,
             secondary_bps = rates.secondary_bps,
             queued = self.shaper.len(),

@@ -191,7 +191,8 @@ pub struct IncomingLp {
     pub congestion_mark: u64,
     /// CC fields (after the hook's rewrite for Data and Nacks).
     pub cc: CcFields,
-    /// Network packet size in bytes.
+    /// Size on the link: the received LP frame (header and CC fields
+    /// included; one header for a reassembled packet), in bytes.
     pub bytes: usize,
     /// True when the packet is a Nack (its CC fields then travel on to the
     /// downstream Nacks).

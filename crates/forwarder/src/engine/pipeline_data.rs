@@ -22,8 +22,7 @@ impl Forwarder {
             match self.faces.0.get_mut(&face) {
                 Some(f) => {
                     f.info.counters.n_in_data += 1;
-                    let bytes = data.wire().map_or(0, Bytes::len);
-                    f.queues.shaper.on_data_received(now, bytes);
+                    f.queues.shaper.on_data_received(now, lp.encoded_len());
                     f.info.params.is_local()
                 }
                 None => return,
@@ -78,12 +77,19 @@ impl Forwarder {
         });
         let mut mark = lp.congestion_mark.unwrap_or(0);
         let mut cc = lp.cc;
+        // Congestion control books the Data as the link carried it: its LP
+        // frame, header and CC fields included, the bytes the upstream's
+        // pacer counted against the capacity. Booking the bare Data let
+        // MIRCC/QSCCP admit more than the link returns: at 1200-byte Data
+        // the ~40 header bytes are 3 %, more than the headroom left, and
+        // the upstream's Data queue grew without bound (forwarder README).
+        let link_bytes = lp.encoded_len();
         self.cc
-            .data_received(now, face, &mut cc, &mut mark, wire.len(), rtt);
+            .data_received(now, face, &mut cc, &mut mark, link_bytes, rtt);
         let in_lp = IncomingLp {
             congestion_mark: mark,
             cc,
-            bytes: wire.len(),
+            bytes: link_bytes,
             is_nack: false,
         };
         self.scratch_sent.clear();

@@ -198,6 +198,11 @@ impl Network {
         &self.nodes[n.0]
     }
 
+    /// Nodes added so far (ids `0..node_count()`).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// The engine of a node, mutably (FIB changes, events, hooks).
     pub fn node_mut(&mut self, n: NodeId) -> &mut Forwarder {
         &mut self.nodes[n.0]

@@ -1,0 +1,227 @@
+//! One sweep point: a topology built from real engines in the virtual-time
+//! network, one icncat scheme consumer per flow (icn_consumer::Scheme: the
+//! law plus its per-Interest fields, as `icncat --cc <scheme>` runs it), a
+//! producer per flow, and the figures the bounds are checked on.
+
+use cc_core::{Duration, LawKind, Timestamp};
+use icn_consumer::{RateSpec, Scheme, SchemeOptions};
+use icn_forwarder::cc::CcScheme;
+use icn_forwarder::engine::{DropReason, FaceId};
+use icn_forwarder::testing::flows::{drive, jain, quantile, LawFlow};
+use icn_forwarder::testing::{Network, NodeId};
+
+use super::topo::Topology;
+use crate::cc_common::{engine, link, scheme_flow};
+
+/// What one run measured over the last half.
+#[derive(Debug, Clone)]
+pub struct Figures {
+    /// Utilisation of each bottleneck link (frames carried ÷ capacity).
+    pub utilisation: Vec<f64>,
+    /// Each flow's rate on the link, bit/s (its Data rate scaled by the
+    /// frame/Data size ratio the bottleneck carried).
+    pub flow_bps: Vec<f64>,
+    pub jain: f64,
+    /// 95th percentile over the last half of the worst bottleneck's queue,
+    /// ms: its Data backlog plus the Interests held on the reverse face
+    /// (FIFO, shaper or scheduler) at the mean Data size, over capacity.
+    pub p95_queue_ms: f64,
+    /// Congestion drops (queue full, AQM) on every node.
+    pub drops: u64,
+    /// Congestion Nacks the consumers received.
+    pub nacks: u64,
+    /// Mean Data frame size on the bottleneck, bytes.
+    pub frame_bytes: f64,
+}
+
+/// The consumer options icncat would use for `scheme`.
+fn consumer(scheme: CcScheme, data_bytes: usize) -> SchemeOptions {
+    let kind = match scheme {
+        CcScheme::None => LawKind::None,
+        CcScheme::Pcon => LawKind::Pcon,
+        CcScheme::Rcp => LawKind::Rcp,
+        CcScheme::Mircc => LawKind::Mircc,
+        CcScheme::Ccc => LawKind::Ccc,
+        CcScheme::Wincm => LawKind::Wincm,
+        CcScheme::Qsccp => LawKind::Qsccp,
+    };
+    SchemeOptions {
+        kind,
+        initial_data_size_bytes: data_bytes as f64 + 100.0,
+        // A CCC consumer asking for more than any link here carries.
+        objective: (scheme == CcScheme::Ccc).then_some(RateSpec::BitsPerSec(1e9)),
+        ..SchemeOptions::default()
+    }
+}
+
+/// How long a point runs: long enough for the slowest RTT to see about
+/// sixty round trips in the measured half.
+pub fn run_ms(t: &Topology) -> u64 {
+    let rtt = t.flows.iter().map(|f| t.base_rtt_ms(f)).max().unwrap_or(10);
+    (8_000 + 80 * rtt).min(30_000)
+}
+
+/// Runs `t` under `scheme` with Data of `content_bytes`.
+pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> Figures {
+    let mut net = Network::new(seed);
+    let routers: Vec<NodeId> = (0..t.routers)
+        .map(|_| net.add_node(engine(scheme)))
+        .collect();
+    // (face on a towards b, face on b towards a) per link.
+    let faces: Vec<(FaceId, FaceId)> = t
+        .links
+        .iter()
+        .map(|l| {
+            let mut p = link(0, l.delay_ms);
+            p.capacity_bps = Some(l.capacity_bps);
+            net.connect(routers[l.a], routers[l.b], p)
+        })
+        .collect();
+    let access_bps = 10 * t.max_capacity_bps();
+    let opts_for = consumer(scheme, content_bytes);
+    let end_ms = run_ms(t);
+    let mut flows: Vec<LawFlow<Scheme>> = Vec::new();
+    for (i, f) in t.flows.iter().enumerate() {
+        let prefix = format!("/f{i}");
+        let name: icn_tlv::Name = prefix.parse().expect("prefix");
+        let (first, last) = (f.path[0], *f.path.last().expect("path"));
+        // Producer node behind the last router.
+        let pn = net.add_node(engine(scheme));
+        let mut p = link(0, 1);
+        p.capacity_bps = Some(access_bps);
+        let (to_p, _) = net.connect(routers[last], pn, p);
+        net.add_producer(pn, &prefix, content_bytes, None);
+        net.node_mut(routers[last])
+            .fib_add_nexthop(&name, to_p, 1)
+            .expect("fib");
+        // Consumer node in front of the first router.
+        let cn = net.add_node(engine(scheme));
+        let mut p = link(0, 1 + f.access_delay_ms);
+        p.capacity_bps = Some(access_bps);
+        let (to_r, _) = net.connect(cn, routers[first], p);
+        net.node_mut(cn)
+            .fib_add_nexthop(&name, to_r, 1)
+            .expect("fib");
+        for w in f.path.windows(2) {
+            let l = t.link_between(w[0], w[1]).expect("link on path");
+            let face = if t.links[l].a == w[0] {
+                faces[l].0
+            } else {
+                faces[l].1
+            };
+            net.node_mut(routers[w[0]])
+                .fib_add_nexthop(&name, face, 1)
+                .expect("fib");
+        }
+        let app = net.add_consumer(cn);
+        let start = Timestamp::ZERO + Duration::from_millis(100 * i as u64);
+        let stop = Timestamp::ZERO + Duration::from_millis(end_ms);
+        flows.push(scheme_flow(
+            app,
+            &prefix,
+            &opts_for,
+            start,
+            stop,
+            7 + i as u64,
+        ));
+    }
+    let half = Timestamp::ZERO + Duration::from_millis(end_ms / 2);
+    let end = Timestamp::ZERO + Duration::from_millis(end_ms);
+    drive(&mut net, &mut flows, half, Duration::from_millis(1));
+    let bottlenecks: Vec<usize> = (0..t.links.len())
+        .filter(|&l| t.links[l].bottleneck)
+        .collect();
+    // Data leaves router b towards a on the link: that face's counters.
+    let delivered = |net: &Network, l: usize| {
+        net.link_delivered(routers[t.links[l].b], faces[l].1)
+            .map_or((0, 0), |(fr, b, _)| (fr, b))
+    };
+    let at_half: Vec<(u64, u64)> = bottlenecks.iter().map(|&l| delivered(&net, l)).collect();
+    // (Data bytes queued, Interests held) per sample and bottleneck.
+    let mut queue: Vec<Vec<(usize, usize)>> = vec![Vec::new(); bottlenecks.len()];
+    let sample = Duration::from_millis(10);
+    while net.now() < end {
+        let next = (net.now() + sample).min(end);
+        drive(&mut net, &mut flows, next, Duration::from_millis(1));
+        for (k, &l) in bottlenecks.iter().enumerate() {
+            let lk = &t.links[l];
+            let data_q = net
+                .node(routers[lk.b])
+                .face(faces[l].1)
+                .map_or(0, |f| f.queue.data_bytes);
+            let held = net
+                .node(routers[lk.a])
+                .face(faces[l].0)
+                .map_or(0, |f| f.queue.interest_packets + f.queue.cc_held_interests);
+            queue[k].push((data_q, held));
+        }
+    }
+    let secs = Duration::from_millis(end_ms - end_ms / 2).as_secs_f64();
+    let mut utilisation = Vec::new();
+    let (mut frames, mut frame_bytes) = (0u64, 0u64);
+    for (k, &l) in bottlenecks.iter().enumerate() {
+        let (fr, b) = delivered(&net, l);
+        let (fr0, b0) = at_half[k];
+        frames += fr - fr0;
+        frame_bytes += b - b0;
+        utilisation.push((b - b0) as f64 * 8.0 / secs / t.links[l].capacity_bps as f64);
+    }
+    let frame_bytes = frame_bytes as f64 / frames.max(1) as f64;
+    let data_rates: Vec<f64> = flows
+        .iter()
+        .map(|f| f.stats.goodput_bps(half, end))
+        .collect();
+    let data_bytes: f64 = {
+        let (n, b) = flows.iter().fold((0usize, 0usize), |(n, b), f| {
+            let d = f.stats.data.iter().filter(|(t, _)| *t >= half);
+            let (dn, db) = d.fold((0, 0), |(n, b), (_, s)| (n + 1, b + s));
+            (n + dn, b + db)
+        });
+        b as f64 / n.max(1) as f64
+    };
+    let scale = if data_bytes > 0.0 {
+        frame_bytes / data_bytes
+    } else {
+        1.0
+    };
+    let flow_bps: Vec<f64> = data_rates.iter().map(|r| r * scale).collect();
+    // Held Interests count at the Data frame size the bottleneck carried,
+    // the size the bounds' Data serialisations are computed with.
+    let p95 = queue
+        .iter()
+        .zip(&bottlenecks)
+        .map(|(q, &l)| {
+            let cap = t.links[l].capacity_bps as f64;
+            let d: Vec<Duration> = q
+                .iter()
+                .map(|&(data, held)| {
+                    let bytes = data as f64 + held as f64 * frame_bytes;
+                    Duration::from_nanos((bytes * 8.0 / cap * 1e9) as u64)
+                })
+                .collect();
+            quantile(&d, 0.95).as_secs_f64() * 1e3
+        })
+        .fold(0.0, f64::max);
+    let all: Vec<NodeId> = (0..net_nodes(&net)).map(NodeId).collect();
+    let drops = all
+        .iter()
+        .map(|n| {
+            let d = net.node(*n).counters().drops;
+            d.get(DropReason::QueueFull) + d.get(DropReason::Aqm)
+        })
+        .sum();
+    Figures {
+        jain: jain(&flow_bps),
+        utilisation,
+        flow_bps,
+        p95_queue_ms: p95,
+        drops,
+        nacks: flows.iter().map(|f| f.stats.congestion_nacks).sum(),
+        frame_bytes,
+    }
+}
+
+/// Nodes in `net` (routers, then a producer and consumer node per flow).
+fn net_nodes(net: &Network) -> usize {
+    net.node_count()
+}

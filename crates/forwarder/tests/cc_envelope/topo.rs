@@ -1,0 +1,254 @@
+//! Topologies of the envelope sweep and the shares their flows are owed.
+//!
+//! A topology is routers and links (capacity in the Data direction, one-way
+//! delay), plus flows that each follow a fixed router path from their
+//! consumer's access router to their producer's. Every flow has its own
+//! consumer node and producer node, joined to its end routers by access
+//! links of ten times the largest bottleneck capacity and 1 ms.
+
+/// A link between routers `a` and `b`: `a` is nearer the consumers, so
+/// Data crosses it from `b` to `a`.
+#[derive(Debug, Clone, Copy)]
+pub struct Link {
+    pub a: usize,
+    pub b: usize,
+    pub capacity_bps: u64,
+    pub delay_ms: u64,
+    /// A link whose queue and utilisation the sweep measures.
+    pub bottleneck: bool,
+}
+
+/// A flow over router `path[0]` (consumer side) … `path[last]` (producer
+/// side), with extra one-way delay on its consumer's access link.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub path: Vec<usize>,
+    pub access_delay_ms: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Topology {
+    pub name: String,
+    pub routers: usize,
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+}
+
+impl Topology {
+    /// The link joining routers `x` and `y`, either way round.
+    pub fn link_between(&self, x: usize, y: usize) -> Option<usize> {
+        self.links
+            .iter()
+            .position(|l| (l.a, l.b) == (x, y) || (l.a, l.b) == (y, x))
+    }
+
+    /// Indices of the links flow `f` crosses.
+    pub fn links_of(&self, f: &Flow) -> Vec<usize> {
+        f.path
+            .windows(2)
+            .filter_map(|w| self.link_between(w[0], w[1]))
+            .collect()
+    }
+
+    /// The base round-trip time of `f`, ms: access links, then its path.
+    pub fn base_rtt_ms(&self, f: &Flow) -> u64 {
+        let path: u64 = self
+            .links_of(f)
+            .iter()
+            .map(|&l| self.links[l].delay_ms)
+            .sum();
+        2 * (path + 1 + 1 + f.access_delay_ms)
+    }
+
+    pub fn max_capacity_bps(&self) -> u64 {
+        self.links.iter().map(|l| l.capacity_bps).max().unwrap_or(0)
+    }
+
+    /// Max-min fair shares (water filling), bit/s per flow.
+    pub fn max_min_shares(&self) -> Vec<f64> {
+        let routes: Vec<Vec<usize>> = self.flows.iter().map(|f| self.links_of(f)).collect();
+        let mut share = vec![0.0; self.flows.len()];
+        let mut frozen = vec![false; self.flows.len()];
+        let mut left: Vec<f64> = self.links.iter().map(|l| l.capacity_bps as f64).collect();
+        while frozen.iter().any(|f| !f) {
+            // The tightest link: least capacity left per unfrozen flow.
+            let mut best: Option<(usize, f64)> = None;
+            for (l, cap) in left.iter().enumerate() {
+                let n = routes
+                    .iter()
+                    .zip(&frozen)
+                    .filter(|(r, fz)| !**fz && r.contains(&l))
+                    .count();
+                if n > 0 {
+                    let s = cap / n as f64;
+                    if best.is_none_or(|(_, b)| s < b) {
+                        best = Some((l, s));
+                    }
+                }
+            }
+            let Some((l, s)) = best else {
+                break;
+            };
+            for (i, r) in routes.iter().enumerate() {
+                if !frozen[i] && r.contains(&l) {
+                    share[i] = s;
+                    frozen[i] = true;
+                    for &k in r {
+                        left[k] -= s;
+                    }
+                }
+            }
+        }
+        share
+    }
+
+    /// Proportionally fair shares (maximise Σ log x subject to the link
+    /// capacities), bit/s per flow, by dual descent on link prices.
+    pub fn proportional_fair_shares(&self) -> Vec<f64> {
+        let routes: Vec<Vec<usize>> = self.flows.iter().map(|f| self.links_of(f)).collect();
+        let caps: Vec<f64> = self.links.iter().map(|l| l.capacity_bps as f64).collect();
+        let scale = caps.iter().cloned().fold(1.0, f64::max);
+        let c: Vec<f64> = caps.iter().map(|x| x / scale).collect();
+        let mut price = vec![1.0; c.len()];
+        let mut x = vec![0.0; routes.len()];
+        for _ in 0..200_000 {
+            for (i, r) in routes.iter().enumerate() {
+                let p: f64 = r.iter().map(|&l| price[l]).sum();
+                x[i] = 1.0 / p.max(1e-9);
+            }
+            for (l, p) in price.iter_mut().enumerate() {
+                let load: f64 = routes
+                    .iter()
+                    .zip(&x)
+                    .filter(|(r, _)| r.contains(&l))
+                    .map(|(_, v)| v)
+                    .sum();
+                *p = (*p * (1.0 + 0.01 * (load - c[l]) / c[l])).max(0.0);
+            }
+        }
+        x.iter().map(|v| v * scale).collect()
+    }
+}
+
+/// `n` long flows through one bottleneck of `cap_bps`; base RTT `rtt_ms`
+/// (2 ms of it on the access links).
+pub fn dumbbell(cap_bps: u64, rtt_ms: u64, n: usize) -> Topology {
+    Topology {
+        name: format!("dumbbell/{n}f"),
+        routers: 2,
+        links: vec![Link {
+            a: 0,
+            b: 1,
+            capacity_bps: cap_bps,
+            delay_ms: (rtt_ms / 2).saturating_sub(2).max(1),
+            bottleneck: true,
+        }],
+        flows: (0..n)
+            .map(|_| Flow {
+                path: vec![0, 1],
+                access_delay_ms: 0,
+            })
+            .collect(),
+    }
+}
+
+/// Three flows of base RTT 10, 50 and 150 ms on one bottleneck.
+pub fn mixed_rtt(cap_bps: u64) -> Topology {
+    let mut t = dumbbell(cap_bps, 10, 3);
+    t.name = "mixed-rtt/3f".into();
+    for (f, extra) in t.flows.iter_mut().zip([0, 20, 70]) {
+        f.access_delay_ms = extra;
+    }
+    t
+}
+
+/// Two bottlenecks of `cap_bps` in a row (routers 0-1-2): one long flow
+/// over both, one cross flow on the first, two on the second. Max-min
+/// shares C/3 (long), 2C/3, C/3, C/3.
+pub fn parking_lot_2(cap_bps: u64) -> Topology {
+    let link = |a, b| Link {
+        a,
+        b,
+        capacity_bps: cap_bps,
+        delay_ms: 5,
+        bottleneck: true,
+    };
+    let flow = |path: Vec<usize>| Flow {
+        path,
+        access_delay_ms: 0,
+    };
+    Topology {
+        name: "parking-lot-2".into(),
+        routers: 3,
+        links: vec![link(0, 1), link(1, 2)],
+        flows: vec![
+            flow(vec![0, 1, 2]),
+            flow(vec![0, 1]),
+            flow(vec![1, 2]),
+            flow(vec![1, 2]),
+        ],
+    }
+}
+
+/// Three congested links in a row (routers 0-1-2-3) of C, C/2 and C, with
+/// different delays: one flow over all three, one over the first two, and
+/// one cross flow on each link. The middle link decides the long flows'
+/// shares (C/6 each); the outer cross flows take what is left.
+pub fn parking_lot_3(cap_bps: u64) -> Topology {
+    let link = |a, b, capacity_bps, delay_ms| Link {
+        a,
+        b,
+        capacity_bps,
+        delay_ms,
+        bottleneck: true,
+    };
+    let flow = |path: Vec<usize>| Flow {
+        path,
+        access_delay_ms: 0,
+    };
+    Topology {
+        name: "parking-lot-3".into(),
+        routers: 4,
+        links: vec![
+            link(0, 1, cap_bps, 3),
+            link(1, 2, cap_bps / 2, 10),
+            link(2, 3, cap_bps, 6),
+        ],
+        flows: vec![
+            flow(vec![0, 1, 2, 3]),
+            flow(vec![0, 1, 2]),
+            flow(vec![0, 1]),
+            flow(vec![1, 2]),
+            flow(vec![2, 3]),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() / y < 0.01)
+    }
+
+    #[test]
+    fn shares_of_the_parking_lots() {
+        let t = parking_lot_2(9_000_000);
+        let mm = t.max_min_shares();
+        assert!(close(&mm, &[3e6, 6e6, 3e6, 3e6]), "{mm:?}");
+        let t = parking_lot_3(12_000_000);
+        let mm = t.max_min_shares();
+        assert!(close(&mm, &[2e6, 2e6, 8e6, 2e6, 10e6]), "{mm:?}");
+        // PF on two links in a row: long flow C/3 on the shared links with
+        // one and two cross flows: solve x0 + x1 = C, x0 + 2 x2 = C.
+        let pf = parking_lot_2(9_000_000).proportional_fair_shares();
+        let load1 = pf[0] + pf[1];
+        let load2 = pf[0] + pf[2] + pf[3];
+        assert!(
+            (load1 - 9e6).abs() < 1e5 && (load2 - 9e6).abs() < 1e5,
+            "{pf:?}"
+        );
+        assert!(pf[0] < pf[1] && pf[0] < 3e6, "{pf:?}");
+    }
+}
