@@ -63,22 +63,14 @@ pub fn render(s: &Snapshot) -> String {
             .get(f.link_type as usize)
             .copied()
             .unwrap_or("?");
-        let c = &f.counters;
         let _ = writeln!(
             o,
-            "  faceid={} remote={} local={} {scope} {pers} {link}{} in={{{}i {}d {}n {}B}} out={{{}i {}d {}n {}B}} flags={:#x}",
+            "  faceid={} remote={} local={} {scope} {pers} {link}{} {} flags={:#x}",
             f.face_id,
             f.uri,
             f.local_uri,
             f.mtu.map(|m| format!(" mtu={m}")).unwrap_or_default(),
-            c.n_in_interests,
-            c.n_in_data,
-            c.n_in_nacks,
-            f.n_in_bytes,
-            c.n_out_interests,
-            c.n_out_data,
-            c.n_out_nacks,
-            f.n_out_bytes,
+            render_counters(f),
             f.flags
         );
         if let Some(st) = s.states.iter().find(|st| st.face_id == f.face_id) {
@@ -120,6 +112,22 @@ pub fn render(s: &Snapshot) -> String {
         o.push_str(&render_mcast(m));
     }
     o
+}
+
+/// A face's packet counters: `in={1i 2d 0n 345B} out={…}`.
+pub fn render_counters(f: &FaceStatus) -> String {
+    let c = &f.counters;
+    format!(
+        "in={{{}i {}d {}n {}B}} out={{{}i {}d {}n {}B}}",
+        c.n_in_interests,
+        c.n_in_data,
+        c.n_in_nacks,
+        f.n_in_bytes,
+        c.n_out_interests,
+        c.n_out_data,
+        c.n_out_nacks,
+        f.n_out_bytes
+    )
 }
 
 /// The multicast section: the tree node's counters on one line, then one

@@ -1,10 +1,15 @@
-//! `icnfwd`: the NDN forwarder daemon, and `icnfwd status` to inspect it.
+//! `icnfwd`: the NDN forwarder daemon, and the control verbs (`status`,
+//! `face`, `route`, `strategy`, `cs`) that manage a running one.
+
+mod ctl;
+mod json;
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use icn_forwarder::config::Config;
+use icn_forwarder::daemon::status::{render, Client};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -16,6 +21,10 @@ struct Cli {
     /// TOML configuration file (built-in defaults when absent).
     #[arg(short, long, global = true)]
     config: Option<PathBuf>,
+    /// Unix socket of a running forwarder, for the control verbs
+    /// (default: [unix] path of the config).
+    #[arg(short, long, global = true)]
+    socket: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -25,13 +34,54 @@ enum Command {
     /// Run the forwarder (the default).
     Run,
     /// Print faces, routes, counters and strategies of a running forwarder.
-    Status {
-        /// Unix socket of the forwarder (default: [unix] path of the config).
-        #[arg(short, long)]
-        socket: Option<PathBuf>,
-    },
+    Status(ctl::ListArgs),
+    /// Create, destroy and list faces (nfdc face).
+    #[command(subcommand)]
+    Face(ctl::FaceCmd),
+    /// Add, remove and list routes (nfdc route).
+    #[command(subcommand)]
+    Route(ctl::RouteCmd),
+    /// Set, unset and list strategy choices (nfdc strategy).
+    #[command(subcommand)]
+    Strategy(ctl::StrategyCmd),
+    /// Content Store information (nfdc cs).
+    #[command(subcommand)]
+    Cs(ctl::CsCmd),
     /// Parse and validate the configuration, then exit.
     CheckConfig,
+}
+
+/// Runs one control verb against the daemon's socket on a small runtime.
+fn control(cfg: &Config, socket: Option<PathBuf>, cmd: Command) -> anyhow::Result<()> {
+    let socket = socket.unwrap_or_else(|| cfg.unix.path.clone());
+    // A listing piped into `head` ends quietly, as other Unix tools do,
+    // instead of panicking in println! on EPIPE.
+    // SAFETY: restores the default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let mut c = Client::connect(&socket).await?;
+        match cmd {
+            Command::Status(a) => {
+                let snap = c.snapshot().await?;
+                if a.json {
+                    println!("{}", json::snapshot(&snap));
+                } else {
+                    print!("{}", render(&snap));
+                }
+                Ok(())
+            }
+            Command::Face(f) => ctl::face(&mut c, f).await,
+            Command::Route(r) => ctl::route(&mut c, r).await,
+            Command::Strategy(s) => ctl::strategy(&mut c, s).await,
+            Command::Cs(s) => ctl::cs(&mut c, s).await,
+            Command::Run | Command::CheckConfig => Ok(()),
+        }
+    })
 }
 
 fn load(path: &Option<PathBuf>) -> anyhow::Result<Config> {
@@ -49,13 +99,11 @@ fn main() -> anyhow::Result<()> {
             println!("configuration OK");
             Ok(())
         }
-        Command::Status { socket } => {
-            let socket = socket.unwrap_or_else(|| cfg.unix.path.clone());
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            rt.block_on(icn_forwarder::daemon::status::print_status(&socket))
-        }
+        cmd @ (Command::Status(_)
+        | Command::Face(_)
+        | Command::Route(_)
+        | Command::Strategy(_)
+        | Command::Cs(_)) => control(&cfg, cli.socket, cmd),
         Command::Run => {
             use tracing_subscriber::prelude::*;
             use tracing_subscriber::{fmt, reload, EnvFilter};
