@@ -88,9 +88,16 @@ impl Client {
                 }
                 100 => {
                     let lp = LpPacket::decode(el)?;
-                    if let (Some(nack), Some(frag)) = (lp.nack, lp.fragment) {
+                    let Some(frag) = lp.fragment else { continue };
+                    if let Some(nack) = lp.nack {
                         if Interest::decode(frag).is_ok_and(|i| i.name == interest.name) {
                             bail!("Nack {:?} for {}", nack, interest.name);
+                        }
+                    } else if let Ok(d) = Data::decode(frag) {
+                        // Data in an LpPacket: stamped with a congestion
+                        // control's fields, or carrying a PitToken.
+                        if interest.matches_data(&d) {
+                            return Ok(d);
                         }
                     }
                 }

@@ -55,14 +55,8 @@ pub fn render(s: &Snapshot) -> String {
         } else {
             "non-local"
         };
-        let pers = ["persistent", "on-demand", "permanent"]
-            .get(f.face_persistency as usize)
-            .copied()
-            .unwrap_or("?");
-        let link = ["point-to-point", "multi-access", "ad-hoc"]
-            .get(f.link_type as usize)
-            .copied()
-            .unwrap_or("?");
+        let pers = persistency_name(f.face_persistency);
+        let link = link_type_name(f.link_type);
         let _ = writeln!(
             o,
             "  faceid={} remote={} local={} {scope} {pers} {link}{} {} flags={:#x}",
@@ -112,6 +106,22 @@ pub fn render(s: &Snapshot) -> String {
         o.push_str(&render_mcast(m));
     }
     o
+}
+
+/// A FacePersistency code as nfdc names it.
+pub fn persistency_name(p: u64) -> &'static str {
+    ["persistent", "on-demand", "permanent"]
+        .get(p as usize)
+        .copied()
+        .unwrap_or("?")
+}
+
+/// A LinkType code as nfdc names it.
+pub fn link_type_name(t: u64) -> &'static str {
+    ["point-to-point", "multi-access", "ad-hoc"]
+        .get(t as usize)
+        .copied()
+        .unwrap_or("?")
 }
 
 /// A face's packet counters: `in={1i 2d 0n 345B} out={…}`.

@@ -8,6 +8,7 @@
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use icn_forwarder::daemon::client::Client;
+use icn_forwarder::daemon::status::persistency_name;
 use icn_forwarder::mgmt::dataset::{FaceStatus, RibEntryStatus, StrategyChoiceStatus};
 use icn_forwarder::mgmt::{status as code, ControlParameters};
 use icn_tlv::Name;
@@ -114,14 +115,6 @@ impl Persistency {
             Persistency::Permanent => 2,
         }
     }
-}
-
-/// A persistency code as nfdc names it.
-pub fn persistency_name(p: u64) -> &'static str {
-    ["persistent", "on-demand", "permanent"]
-        .get(p as usize)
-        .copied()
-        .unwrap_or("unknown")
 }
 
 fn parse_name(s: &str) -> anyhow::Result<Name> {

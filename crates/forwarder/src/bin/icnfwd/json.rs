@@ -8,14 +8,9 @@ use icn_forwarder::mgmt::dataset::{
 use icn_forwarder::mgmt::FaceState;
 use serde_json::{json, Value};
 
-use crate::ctl::{persistency_name, route_flags};
+use icn_forwarder::daemon::status::{link_type_name, persistency_name};
 
-fn link_type(t: u64) -> &'static str {
-    ["point-to-point", "multi-access", "ad-hoc"]
-        .get(t as usize)
-        .copied()
-        .unwrap_or("unknown")
-}
+use crate::ctl::route_flags;
 
 fn face(f: &FaceStatus, st: Option<&FaceState>) -> Value {
     let c = &f.counters;
@@ -25,7 +20,7 @@ fn face(f: &FaceStatus, st: Option<&FaceState>) -> Value {
         "local_uri": f.local_uri,
         "scope": if f.face_scope == 1 { "local" } else { "non-local" },
         "persistency": persistency_name(f.face_persistency),
-        "link_type": link_type(f.link_type),
+        "link_type": link_type_name(f.link_type),
         "mtu_bytes": f.mtu,
         "flags": f.flags,
         "in": { "interests": c.n_in_interests, "data": c.n_in_data,
