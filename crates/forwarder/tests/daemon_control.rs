@@ -171,3 +171,37 @@ fn strategy_and_cs_verbs() {
     let err = refused(&missing, &["face", "list"]);
     assert!(err.contains("absent.sock"), "{err}");
 }
+
+#[test]
+fn man_pages_cover_every_verb() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_bounded(
+        Command::new(ICNFWD).arg("generate-man").arg(dir.path()),
+        Duration::from_secs(10),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for page in [
+        "icnfwd",
+        "icnfwd-face-create",
+        "icnfwd-face-destroy",
+        "icnfwd-face-list",
+        "icnfwd-route-add",
+        "icnfwd-route-remove",
+        "icnfwd-route-list",
+        "icnfwd-strategy-set",
+        "icnfwd-strategy-unset",
+        "icnfwd-strategy-list",
+        "icnfwd-cs-info",
+        "icnfwd-status",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(format!("{page}.1")))
+            .unwrap_or_else(|e| panic!("{page}.1: {e}"));
+        assert!(text.contains(".TH"), "{page}.1 is not a man page");
+    }
+    // The packaging hook itself is not documented as a command.
+    assert!(!dir.path().join("icnfwd-generate-man.1").exists());
+}

@@ -7,7 +7,7 @@ mod json;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use icn_forwarder::config::Config;
 use icn_forwarder::daemon::status::{render, Client};
 
@@ -49,6 +49,9 @@ enum Command {
     Cs(ctl::CsCmd),
     /// Parse and validate the configuration, then exit.
     CheckConfig,
+    /// Write man pages (icnfwd.1, icnfwd-face.1, ...) into DIR (packaging).
+    #[command(hide = true)]
+    GenerateMan { dir: PathBuf },
 }
 
 /// Runs one control verb against the daemon's socket on a small runtime.
@@ -79,7 +82,7 @@ fn control(cfg: &Config, socket: Option<PathBuf>, cmd: Command) -> anyhow::Resul
             Command::Route(r) => ctl::route(&mut c, r).await,
             Command::Strategy(s) => ctl::strategy(&mut c, s).await,
             Command::Cs(s) => ctl::cs(&mut c, s).await,
-            Command::Run | Command::CheckConfig => Ok(()),
+            Command::Run | Command::CheckConfig | Command::GenerateMan { .. } => Ok(()),
         }
     })
 }
@@ -95,6 +98,11 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let cfg = load(&cli.config)?;
     match cli.command.unwrap_or(Command::Run) {
+        Command::GenerateMan { dir } => {
+            std::fs::create_dir_all(&dir)?;
+            clap_mangen::generate_to(Cli::command(), &dir)
+                .with_context(|| format!("writing man pages to {}", dir.display()))
+        }
         Command::CheckConfig => {
             println!("configuration OK");
             Ok(())
