@@ -126,6 +126,8 @@ fn face_and_route_verbs_add_list_and_remove() {
         "{destroyed}"
     );
     assert!(face_ids_to(&json(&sock, &["face", "list", "--json"]), &remote).is_empty());
+    let err = refused(&sock, &["face", "destroy", &id.to_string()]);
+    assert!(err.contains(&format!("face-not-found id={id}")), "{err}");
     // A route toward a face that is gone is refused by the forwarder.
     let err = refused(&sock, &["route", "add", "/ctl/x", &id.to_string()]);
     assert!(err.contains("410 Face not found"), "{err}");

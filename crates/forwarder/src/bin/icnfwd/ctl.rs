@@ -179,7 +179,8 @@ pub async fn face(c: &mut Client, cmd: FaceCmd) -> anyhow::Result<()> {
                 .list("/localhost/nfd/faces/list", FaceStatus::decode_value)
                 .await?;
             let Some(f) = faces.into_iter().find(|f| f.face_id == id) else {
-                bail!("faces/destroy refused: {} Face not found", code::NOT_FOUND);
+                // NFD answers 200 for an unknown face; nfdc reports it.
+                bail!("face-not-found id={id}");
             };
             let p = ControlParameters {
                 face_id: Some(id),
