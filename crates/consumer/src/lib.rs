@@ -13,6 +13,7 @@ pub mod content;
 pub mod feedback;
 pub mod fetch;
 pub mod logs;
+pub mod manpage;
 pub mod mgmt;
 pub mod multicast;
 pub mod pipeline;

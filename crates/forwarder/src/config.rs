@@ -55,6 +55,8 @@ pub struct Config {
     pub cc: CcConfig,
     /// SRMCC multicast groups (tree-node defaults); not the UDP `[multicast]` face.
     pub multicast_groups: McastConfig,
+    /// The optional Prometheus endpoint.
+    pub metrics: crate::daemon::metrics::MetricsConfig,
 }
 
 impl Default for Config {
@@ -72,6 +74,7 @@ impl Default for Config {
             strategy: Vec::new(),
             cc: CcConfig::default(),
             multicast_groups: McastConfig::default(),
+            metrics: Default::default(),
         }
     }
 }
@@ -278,6 +281,15 @@ impl Config {
         }
         if let Err((key, why)) = self.multicast_groups.validate() {
             return Err(invalid(key, why));
+        }
+        if let Err((key, why)) = self.metrics.validate() {
+            return Err(invalid(key, why));
+        }
+        if self.metrics.listen.is_some() && !self.unix.enabled {
+            return Err(invalid(
+                "metrics.listen",
+                "the endpoint reads the forwarder over its Unix socket; enable [unix]",
+            ));
         }
         for (i, f) in self.face.iter().enumerate() {
             let uri = self.face_uri(i)?;

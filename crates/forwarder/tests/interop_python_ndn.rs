@@ -234,3 +234,35 @@ fn shipped_config_serves_python_ndn() {
         vec!["DATA /demo/1 shipped"]
     );
 }
+
+/// The control verbs, as an operator runs them, link two forwarders that
+/// start with no faces or routes; python-ndn then fetches across them.
+#[test]
+fn control_verbs_link_forwarders_for_python_ndn() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = (free_udp_port(), free_udp_port());
+    let (cfg_a, sock_a) = write_config(dir.path(), "a", pa, "");
+    let (cfg_b, sock_b) = write_config(dir.path(), "b", pb, "");
+    let _a = start_icnfwd("icnfwd-a", &cfg_a, &sock_a);
+    let _b = start_icnfwd("icnfwd-b", &cfg_b, &sock_b);
+    let verb = |args: &[&str]| ctl_ok(&sock_a, args);
+    let remote = format!("udp4://127.0.0.1:{pb}");
+    let created = verb(&["face", "create", &remote]);
+    assert!(created.starts_with("face-created id="), "{created}");
+    let added = verb(&["route", "add", "/icn", &remote]);
+    assert!(
+        added.starts_with("route-add-accepted prefix=/icn"),
+        "{added}"
+    );
+
+    let _p = producer(
+        &py,
+        &sock_b,
+        &["--prefix", "/icn/test", "--content", "via-verbs"],
+    );
+    assert_eq!(
+        consume(&py, &sock_a, &["/icn/test/1", "/elsewhere/x"]),
+        vec!["DATA /icn/test/1 via-verbs", "NACK /elsewhere/x 150"]
+    );
+}

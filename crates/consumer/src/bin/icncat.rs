@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use cc_core::rtt::RttConfig;
 use cc_core::{Duration, LawKind};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use icn_consumer::logs::FetchLogs;
 use icn_consumer::run::{self, RunError};
 use icn_consumer::scheme::{ndnget_rtt, parse_service_class, Scheme, SchemeOptions};
@@ -228,6 +228,7 @@ fn parse_discovery(s: &str) -> Result<Discovery, String> {
 }
 
 fn main() {
+    icn_consumer::manpage::generate_if_asked(Args::command);
     let args = Args::parse();
     if args.verbose {
         tracing_subscriber::fmt()

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use cc_core::Duration;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use icn_consumer::run;
 use icn_consumer::transport::{default_endpoint, Endpoint, Face};
 use icn_consumer::{Content, Publisher, PublisherConfig};
@@ -62,6 +62,7 @@ struct Args {
 }
 
 fn main() {
+    icn_consumer::manpage::generate_if_asked(Args::command);
     let args = Args::parse();
     if args.verbose {
         tracing_subscriber::fmt()

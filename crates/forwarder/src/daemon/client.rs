@@ -88,9 +88,16 @@ impl Client {
                 }
                 100 => {
                     let lp = LpPacket::decode(el)?;
-                    if let (Some(nack), Some(frag)) = (lp.nack, lp.fragment) {
+                    let Some(frag) = lp.fragment else { continue };
+                    if let Some(nack) = lp.nack {
                         if Interest::decode(frag).is_ok_and(|i| i.name == interest.name) {
                             bail!("Nack {:?} for {}", nack, interest.name);
+                        }
+                    } else if let Ok(d) = Data::decode(frag) {
+                        // Data in an LpPacket: stamped with a congestion
+                        // control's fields, or carrying a PitToken.
+                        if interest.matches_data(&d) {
+                            return Ok(d);
                         }
                     }
                 }
@@ -117,6 +124,22 @@ impl Client {
         let i = Interest::decode(signed_command(module, verb, params, nonce, now_ms).encode())?;
         let d = self.express(i).await?;
         Ok(ControlResponse::decode(d.content.clone())?)
+    }
+
+    /// [`Client::command`] for callers that only accept success: any status
+    /// other than 200 becomes an error naming the command, the code and the
+    /// forwarder's text.
+    pub async fn command_ok(
+        &mut self,
+        module: &str,
+        verb: &str,
+        params: &ControlParameters,
+    ) -> anyhow::Result<ControlParameters> {
+        let r = self.command(module, verb, params).await?;
+        if !r.is_ok() {
+            bail!("{module}/{verb} refused: {} {}", r.code, r.text);
+        }
+        Ok(r.body.unwrap_or_default())
     }
 
     /// Fetches a whole status dataset (all segments) and returns its payload.
@@ -150,35 +173,59 @@ impl Client {
         Ok(payload.freeze())
     }
 
+    /// Fetches a list dataset and decodes each item with `decode`.
+    pub async fn list<T>(
+        &mut self,
+        name: &str,
+        decode: fn(Bytes) -> Result<T, crate::mgmt::MgmtError>,
+    ) -> anyhow::Result<Vec<T>> {
+        let payload = self.dataset(name).await?;
+        Ok(items(payload)?
+            .into_iter()
+            .map(decode)
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// `status/general`: version, uptime, table sizes, global counters.
+    pub async fn general(&mut self) -> anyhow::Result<ForwarderStatus> {
+        Ok(ForwarderStatus::decode(
+            self.dataset("/localhost/nfd/status/general").await?,
+        )?)
+    }
+
+    /// The icnfwd-specific per-face state; empty when the forwarder does
+    /// not serve it (NFD).
+    pub async fn face_states(&mut self) -> anyhow::Result<Vec<FaceState>> {
+        let (m, d) = face_state::DATASET;
+        match self.dataset(&format!("/localhost/nfd/{m}/{d}")).await {
+            Ok(p) => Ok(items(p)?
+                .into_iter()
+                .map(FaceState::decode_value)
+                .collect::<Result<_, _>>()?),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
+
     /// Everything `icnfwd status` shows. The icnfwd-specific face state is
     /// left empty when the forwarder does not serve it (NFD).
     pub async fn snapshot(&mut self) -> anyhow::Result<Snapshot> {
-        let general =
-            ForwarderStatus::decode(self.dataset("/localhost/nfd/status/general").await?)?;
-        let faces = items(self.dataset("/localhost/nfd/faces/list").await?)?
-            .into_iter()
-            .map(FaceStatus::decode_value)
-            .collect::<Result<_, _>>()?;
-        let fib = items(self.dataset("/localhost/nfd/fib/list").await?)?
-            .into_iter()
-            .map(FibEntry::decode_value)
-            .collect::<Result<_, _>>()?;
-        let rib = items(self.dataset("/localhost/nfd/rib/list").await?)?
-            .into_iter()
-            .map(RibEntryStatus::decode_value)
-            .collect::<Result<_, _>>()?;
-        let strategies = items(self.dataset("/localhost/nfd/strategy-choice/list").await?)?
-            .into_iter()
-            .map(StrategyChoiceStatus::decode_value)
-            .collect::<Result<_, _>>()?;
-        let (m, d) = face_state::DATASET;
-        let states = match self.dataset(&format!("/localhost/nfd/{m}/{d}")).await {
-            Ok(p) => items(p)?
-                .into_iter()
-                .map(FaceState::decode_value)
-                .collect::<Result<_, _>>()?,
-            Err(_) => Vec::new(),
-        };
+        let general = self.general().await?;
+        let faces = self
+            .list("/localhost/nfd/faces/list", FaceStatus::decode_value)
+            .await?;
+        let fib = self
+            .list("/localhost/nfd/fib/list", FibEntry::decode_value)
+            .await?;
+        let rib = self
+            .list("/localhost/nfd/rib/list", RibEntryStatus::decode_value)
+            .await?;
+        let strategies = self
+            .list(
+                "/localhost/nfd/strategy-choice/list",
+                StrategyChoiceStatus::decode_value,
+            )
+            .await?;
+        let states = self.face_states().await?;
         let (m, d) = crate::mgmt::mcast_state::DATASET;
         // Absent from other forwarders (and older icnfwd): no section.
         let mcast = match self.dataset(&format!("/localhost/nfd/{m}/{d}")).await {

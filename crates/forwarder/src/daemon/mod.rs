@@ -12,6 +12,7 @@
 pub mod client;
 pub mod ethernet;
 mod listen;
+pub mod metrics;
 mod mmsg;
 pub mod notify;
 mod shell;
@@ -99,6 +100,17 @@ async fn on_engine_thread(
     config_path: Option<PathBuf>,
     log_reload: Option<LogReload>,
 ) -> anyhow::Result<()> {
+    // Bound before the engine starts, so that a taken port fails start-up;
+    // served on the caller's runtime, off the engine thread.
+    let metrics = match cfg.metrics.listen {
+        Some(addr) => {
+            let m = metrics::MetricsServer::bind(addr, cfg.unix.path.clone(), cfg.tables.clone())
+                .await?;
+            tracing::info!(local = %m.local_addr()?, "metrics endpoint listening");
+            Some(tokio::spawn(m.run()))
+        }
+        None => None,
+    };
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("icnfwd-engine".into())
@@ -110,7 +122,11 @@ async fn on_engine_thread(
                 .and_then(|rt| rt.block_on(shell::run(cfg, config_path, log_reload)));
             let _ = done_tx.send(result);
         })?;
-    done_rx
+    let result = done_rx
         .await
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine thread panicked")))
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine thread panicked")));
+    if let Some(task) = metrics {
+        task.abort();
+    }
+    result
 }

@@ -55,30 +55,16 @@ pub fn render(s: &Snapshot) -> String {
         } else {
             "non-local"
         };
-        let pers = ["persistent", "on-demand", "permanent"]
-            .get(f.face_persistency as usize)
-            .copied()
-            .unwrap_or("?");
-        let link = ["point-to-point", "multi-access", "ad-hoc"]
-            .get(f.link_type as usize)
-            .copied()
-            .unwrap_or("?");
-        let c = &f.counters;
+        let pers = persistency_name(f.face_persistency);
+        let link = link_type_name(f.link_type);
         let _ = writeln!(
             o,
-            "  faceid={} remote={} local={} {scope} {pers} {link}{} in={{{}i {}d {}n {}B}} out={{{}i {}d {}n {}B}} flags={:#x}",
+            "  faceid={} remote={} local={} {scope} {pers} {link}{} {} flags={:#x}",
             f.face_id,
             f.uri,
             f.local_uri,
             f.mtu.map(|m| format!(" mtu={m}")).unwrap_or_default(),
-            c.n_in_interests,
-            c.n_in_data,
-            c.n_in_nacks,
-            f.n_in_bytes,
-            c.n_out_interests,
-            c.n_out_data,
-            c.n_out_nacks,
-            f.n_out_bytes,
+            render_counters(f),
             f.flags
         );
         if let Some(st) = s.states.iter().find(|st| st.face_id == f.face_id) {
@@ -120,6 +106,38 @@ pub fn render(s: &Snapshot) -> String {
         o.push_str(&render_mcast(m));
     }
     o
+}
+
+/// A FacePersistency code as nfdc names it.
+pub fn persistency_name(p: u64) -> &'static str {
+    ["persistent", "on-demand", "permanent"]
+        .get(p as usize)
+        .copied()
+        .unwrap_or("?")
+}
+
+/// A LinkType code as nfdc names it.
+pub fn link_type_name(t: u64) -> &'static str {
+    ["point-to-point", "multi-access", "ad-hoc"]
+        .get(t as usize)
+        .copied()
+        .unwrap_or("?")
+}
+
+/// A face's packet counters: `in={1i 2d 0n 345B} out={…}`.
+pub fn render_counters(f: &FaceStatus) -> String {
+    let c = &f.counters;
+    format!(
+        "in={{{}i {}d {}n {}B}} out={{{}i {}d {}n {}B}}",
+        c.n_in_interests,
+        c.n_in_data,
+        c.n_in_nacks,
+        f.n_in_bytes,
+        c.n_out_interests,
+        c.n_out_data,
+        c.n_out_nacks,
+        f.n_out_bytes
+    )
 }
 
 /// The multicast section: the tree node's counters on one line, then one

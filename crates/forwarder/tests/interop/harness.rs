@@ -43,19 +43,22 @@ pub fn write_config(dir: &Path, name: &str, udp_port: u16, extra: &str) -> (Path
     (cfg, sock)
 }
 
-/// `icnfwd status` against a socket; returns stdout.
-pub fn status(socket: &Path) -> String {
+/// `icnfwd --socket <socket> <args>` (a control verb), which must succeed
+/// within 15 s; returns stdout.
+pub fn ctl_ok(socket: &Path, args: &[&str]) -> String {
     let out = run_bounded(
-        Command::new(ICNFWD)
-            .arg("status")
-            .arg("--socket")
-            .arg(socket),
-        Duration::from_secs(10),
+        Command::new(ICNFWD).arg("--socket").arg(socket).args(args),
+        Duration::from_secs(15),
     );
     assert!(
         out.status.success(),
-        "status failed: {}",
+        "icnfwd {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// `icnfwd status` against a socket; returns stdout.
+pub fn status(socket: &Path) -> String {
+    ctl_ok(socket, &["status"])
 }
