@@ -40,6 +40,26 @@ impl Default for CodelConfig {
     }
 }
 
+/// The target a queue on a link of `capacity_bps` can meet with packets of
+/// up to `packet_bytes`: `target`, or the time one such packet takes to
+/// serialise when that is longer. RFC 8289 asks the same of CoDel on slow
+/// links: a queue cannot hold less than the packet being sent, so a target
+/// below one packet time marks a link that merely carries packets. With
+/// 8000-byte Data at 2 Mbit/s (32 ms a packet) PCON's 5 ms target marked
+/// every Data and the envelope sweep's queues sat at 2-3 packets.
+pub fn link_target(target: Duration, packet_bytes: usize, capacity_bps: Option<u64>) -> Duration {
+    match capacity_bps {
+        Some(c) if c > 0 => {
+            let ns = (packet_bytes as u64)
+                .saturating_mul(8_000_000_000)
+                .checked_div(c)
+                .unwrap_or(u64::MAX);
+            target.max(Duration::from_nanos(ns))
+        }
+        _ => target,
+    }
+}
+
 /// Counters a CoDel marker keeps for observability.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CodelStats {
@@ -53,6 +73,10 @@ pub struct CodelStats {
 #[derive(Debug, Clone)]
 pub struct CodelMarker {
     cfg: CodelConfig,
+    /// `cfg.target` raised to one largest-packet time ([`link_target`]).
+    target: Duration,
+    /// `cfg.mtu_bytes` raised to the largest packet seen.
+    mtu_bytes: usize,
     /// When the sojourn first went above target plus one interval.
     first_above: Option<Timestamp>,
     marking: bool,
@@ -67,6 +91,8 @@ impl CodelMarker {
     pub fn new(cfg: CodelConfig) -> Self {
         CodelMarker {
             cfg,
+            target: cfg.target,
+            mtu_bytes: cfg.mtu_bytes,
             first_above: None,
             marking: false,
             mark_next: Timestamp::ZERO,
@@ -74,6 +100,22 @@ impl CodelMarker {
             last_count: 0,
             stats: CodelStats::default(),
         }
+    }
+
+    /// The link under the queue: a packet of `packet_bytes` is leaving at
+    /// `capacity_bps`. Raises the target to one largest-packet time and the
+    /// MAXPACKET backlog to the largest packet (RFC 8289's MTU; a 1500-byte
+    /// one counted one queued 8000-byte Data as congestion).
+    pub fn observe_link(&mut self, packet_bytes: usize, capacity_bps: Option<u64>) {
+        if packet_bytes > self.mtu_bytes {
+            self.mtu_bytes = packet_bytes;
+        }
+        self.target = link_target(self.cfg.target, self.mtu_bytes, capacity_bps);
+    }
+
+    /// The target in force ([`Self::observe_link`]).
+    pub fn target(&self) -> Duration {
+        self.target
     }
 
     /// Reports the dequeue of a packet that waited `sojourn`, leaving
@@ -123,7 +165,7 @@ impl CodelMarker {
     }
 
     fn sojourn_above(&mut self, now: Timestamp, sojourn: Duration, backlog: usize) -> bool {
-        if sojourn < self.cfg.target || backlog <= self.cfg.mtu_bytes {
+        if sojourn < self.target || backlog <= self.mtu_bytes {
             self.first_above = None;
             return false;
         }
@@ -153,6 +195,25 @@ impl Default for CodelMarker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_target_is_at_least_one_packet_time() {
+        let t = Duration::from_millis(5);
+        assert_eq!(
+            link_target(t, 8000, Some(2_000_000)),
+            Duration::from_millis(32)
+        );
+        assert_eq!(link_target(t, 1200, Some(100_000_000)), t);
+        assert_eq!(link_target(t, 8000, None), t);
+        let mut m = CodelMarker::new(CodelConfig::default());
+        m.observe_link(8000, Some(2_000_000));
+        assert_eq!(m.target(), Duration::from_millis(32));
+        // One 8000-byte Data queued is no congestion, whatever its sojourn.
+        let ms = |x| Timestamp::from_millis(x);
+        for k in 0..50 {
+            assert!(!m.on_dequeue(ms(10 * k), Duration::from_millis(30), 8000));
+        }
+    }
     use proptest::prelude::*;
 
     /// Dequeues one packet per ms with a constant 10 ms sojourn and returns

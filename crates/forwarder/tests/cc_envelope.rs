@@ -145,8 +145,22 @@ fn check(p: &Point, scheme: CcScheme, f: &Figures) -> Vec<String> {
             }
         }
     } else {
-        if f.p95_queue_ms > 25.0 {
-            e.push(format!("p95 queue {:.1} ms > 25 ms", f.p95_queue_ms));
+        // 25 ms, or what the links' Data size makes the least a window can
+        // queue (two Data times; one Data per flow beyond the BDP): below
+        // that no window law can go (`window_queue_floor_ms`).
+        let floor = (0..p.topo.links.len())
+            .map(|l| {
+                let c = p.topo.links[l].capacity_bps as f64;
+                let two_data = 2.0 * f.frame_bytes * 8.0 / c * 1e3;
+                two_data.max(p.topo.window_queue_floor_ms(l, f.frame_bytes))
+            })
+            .fold(0.0, f64::max);
+        let bound = floor.max(25.0);
+        if f.p95_queue_ms > bound {
+            e.push(format!(
+                "p95 queue {:.1} ms > {bound:.1} ms",
+                f.p95_queue_ms
+            ));
         }
         for (i, (r, s)) in f
             .flow_bps
@@ -330,9 +344,79 @@ fn run_and_report(points: &[Point], csv_default: &str) {
     );
 }
 
+/// One point with a trace: `ICN_ENVELOPE_POINT=dumbbell,8000,2,10,10`
+/// (topology, content bytes, Mbit/s, RTT ms, flows; the last two only for
+/// the dumbbell) and `ICN_ENVELOPE_SCHEMES=qsccp`.
+#[test]
+#[ignore = "one traced point: ICN_ENVELOPE_POINT=dumbbell,8000,2,10,10 ICN_ENVELOPE_SCHEMES=qsccp"]
+fn one_point() {
+    let spec = std::env::var("ICN_ENVELOPE_POINT").expect("ICN_ENVELOPE_POINT");
+    let v: Vec<&str> = spec.split(',').collect();
+    let num = |i: usize| {
+        v.get(i)
+            .and_then(|x| x.parse::<u64>().ok())
+            .expect("number")
+    };
+    let (size, cap) = (num(1) as usize, num(2));
+    let p = match v[0] {
+        "dumbbell" => dumbbell_point(size, cap, num(3), num(4) as usize),
+        "mixed-rtt" => shaped_point(size, cap, topo::mixed_rtt(cap * 1_000_000)),
+        "parking-lot-2" => shaped_point(size, cap, topo::parking_lot_2(cap * 1_000_000)),
+        _ => shaped_point(size, cap, topo::parking_lot_3(cap * 1_000_000)),
+    };
+    for s in schemes() {
+        let f = run::run_traced(&p.topo, s, p.content_bytes, 1, true);
+        eprintln!("{} {}: {f:?}\n  {:?}", s.name(), p.label, check(&p, s, &f));
+    }
+}
+
+/// Scheme-points of [`ci_points`] outside the envelope at this commit:
+/// open defects (docs/testbed.md, "Envelope", says why each fails). The
+/// virtual network is deterministic, so CI fails when any other point
+/// leaves the envelope (a regression) and when one of these enters it (the
+/// list must then shrink).
+const CI_KNOWN_OUTSIDE: &[(&str, &str)] = &[
+    ("ccc", "dumbbell size=1200 cap=50M rtt=10ms flows=10"),
+    ("ccc", "parking-lot-2 size=4400 cap=10M"),
+    ("pcon", "dumbbell size=8000 cap=2M rtt=150ms flows=1"),
+    ("pcon", "dumbbell size=4400 cap=10M rtt=50ms flows=3"),
+    ("pcon", "mixed-rtt/3f size=1200 cap=10M"),
+    ("pcon", "parking-lot-2 size=4400 cap=10M"),
+    ("wincm", "dumbbell size=1200 cap=50M rtt=10ms flows=10"),
+    ("wincm", "dumbbell size=8000 cap=2M rtt=150ms flows=1"),
+    ("wincm", "dumbbell size=4400 cap=10M rtt=50ms flows=3"),
+    ("wincm", "mixed-rtt/3f size=1200 cap=10M"),
+    ("wincm", "parking-lot-2 size=4400 cap=10M"),
+];
+
 #[test]
 fn ci_grid() {
-    run_and_report(&ci_points(), "cc_envelope_ci.csv");
+    let points = ci_points();
+    let rows = sweep(&points);
+    let (t, _) = table(&points, &rows);
+    eprintln!("\n{t}");
+    let known = |r: &Row| {
+        CI_KNOWN_OUTSIDE
+            .iter()
+            .any(|(s, l)| *s == r.scheme.name() && *l == points[r.point].label)
+    };
+    let mut wrong = Vec::new();
+    for r in &rows {
+        let label = &points[r.point].label;
+        match (r.errors.is_empty(), known(r)) {
+            (false, false) => wrong.push(format!(
+                "{} {label} left the envelope: {}",
+                r.scheme.name(),
+                r.errors.join("; ")
+            )),
+            (true, true) => wrong.push(format!(
+                "{} {label} is inside the envelope now: drop it from CI_KNOWN_OUTSIDE",
+                r.scheme.name()
+            )),
+            _ => {}
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]

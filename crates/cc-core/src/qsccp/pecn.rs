@@ -56,7 +56,7 @@ use super::class::ServiceClass;
 use super::config::QsccpConfig;
 use super::flows::{quantum, Flow};
 use super::scheduler::CdsScheduler;
-use crate::time::Timestamp;
+use crate::time::{Duration, Timestamp};
 
 /// Which rules fill the missing eqs. 4–9 (algorithms.md §1.9 item 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,7 +147,13 @@ impl Frozen {
         Frozen {
             per_weight: [0.0; 8],
             unused_per_weight: [0.0; 8],
-            class_factor: core::array::from_fn(|c| if c < 3 { ds_headroom } else { 1.0 }),
+            class_factor: core::array::from_fn(|c| {
+                if c < 3 {
+                    ds_headroom
+                } else {
+                    1.0 - cfg.dt_rate_headroom.clamp(0.0, 0.5)
+                }
+            }),
             ds_headroom,
             inv_dt: 0.0,
             phi_pen: cfg.phi_penalty.clamp(1e-3, 1.0),
@@ -285,13 +291,35 @@ fn settle_now(frz: &Frozen, f: &Flow) -> bool {
     frz.code || penalty || restore
 }
 
+/// The next PECN period: T, stretched so that `flows` flows at their fair
+/// share of η·C each bring `min_data_per_flow` Data of the mean size
+/// offered (`offered_bits` over `interests`), at most 20 T.
+fn stretched_period(
+    cfg: &QsccpConfig,
+    flows: usize,
+    offered_bits: u64,
+    interests: u64,
+) -> Duration {
+    let link = cfg.eta * cfg.capacity_bps as f64;
+    if cfg.min_data_per_flow == 0 || interests == 0 || link <= 0.0 {
+        return cfg.period;
+    }
+    let mean_bits = offered_bits as f64 / interests as f64;
+    let need_s = f64::from(cfg.min_data_per_flow) * flows as f64 * mean_bits / link;
+    let max = cfg.period.saturating_mul(20);
+    if !need_s.is_finite() || need_s >= max.as_secs_f64() {
+        return max;
+    }
+    Duration::from_nanos((need_s * 1e9) as u64).max(cfg.period)
+}
+
 impl<T> CdsScheduler<T> {
     /// Runs the PECN computation if a period has elapsed since the last one
     /// (`period_due_ns` is a lower bound of that instant: one compare per call).
     #[inline]
     pub(super) fn maybe_update(&mut self, now: Timestamp) {
         if now.as_nanos() >= self.period_due_ns {
-            if now.saturating_since(self.last_period) >= self.cfg.period {
+            if now.saturating_since(self.last_period) >= self.period_len {
                 self.update_rates(now);
             }
             self.set_period_due();
@@ -313,8 +341,8 @@ impl<T> CdsScheduler<T> {
     /// DownstreamRate := min(DownstreamRate, R) on Interests sent here.
     ///
     /// A flow that arrived in the current period has no R yet; it is told
-    /// its class's capacity of the last period (times the DS headroom and
-    /// σ), the most one flow of that class can get ([D]). Answering
+    /// its weight's share of its class's capacity of the last period (times
+    /// the DS headroom and σ) among the class's active flows ([D]). Answering
     /// nothing let its first Data through with a faster hop's rate: on the
     /// testbed an EF consumer adopted 9.4 Mbit/s (its 100 Mbit/s access
     /// link's EF share) against a 1 Mbit/s cap, filled its queue, was
@@ -329,8 +357,20 @@ impl<T> CdsScheduler<T> {
         if f.has_rate {
             return Some(f.rate_bps);
         }
+        // Its eq. 8 share of that capacity among the class's flows active
+        // now (it is one of them once it offered): telling every newcomer
+        // the whole class capacity let ten flows joining within a second
+        // each start at the link rate, and 180 Interests (5.9 s) stood in
+        // the scheduler on 2 Mbit/s (envelope sweep). A lone flow still
+        // hears the whole capacity.
         let c = class.index();
-        let cap = stored_rate(self.class_capacity_bps[c] * self.frozen.class_factor[c]);
+        let w = f.weight * f.phi(self.frozen.phi_pen);
+        let share = if w > 0.0 {
+            w / self.classes[c].active_wphi.max(w)
+        } else {
+            1.0
+        };
+        let cap = stored_rate(self.class_capacity_bps[c] * self.frozen.class_factor[c] * share);
         (cap > 0.0).then_some(cap)
     }
 
@@ -460,6 +500,13 @@ impl<T> CdsScheduler<T> {
                 next_wphi[f.class.index()] += f.weight * f.phi(pen);
             }
         }
+        let offered_bits: u64 = self.classes.iter().map(|c| c.offered_bits).sum();
+        self.period_len = stretched_period(
+            &cfg,
+            self.flow_count(),
+            offered_bits,
+            core::mem::take(&mut self.period_interests),
+        );
         for (c, cls) in self.classes.iter_mut().enumerate() {
             cls.offered_bits = 0;
             cls.active_wphi = next_wphi[c];
@@ -538,3 +585,35 @@ impl<T> CdsScheduler<T> {
 #[cfg(test)]
 #[path = "pecn_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod period_tests {
+    use super::*;
+
+    #[test]
+    fn the_period_stretches_to_a_few_data_per_flow() {
+        let cfg = QsccpConfig {
+            capacity_bps: 2_000_000,
+            eta: 1.0,
+            ..QsccpConfig::default()
+        };
+        // Ten flows of 64 000-bit Data on 2 Mbit/s: 4 × 10 × 64 000 / 2e6.
+        let p = stretched_period(&cfg, 10, 640_000, 10);
+        assert_eq!(p, Duration::from_millis(1280));
+        // One flow: 128 ms.
+        assert_eq!(
+            stretched_period(&cfg, 1, 64_000, 1),
+            Duration::from_millis(128)
+        );
+        // Small Data: T itself.
+        assert_eq!(stretched_period(&cfg, 3, 9_600, 1), cfg.period);
+        // Never beyond 20 T; nothing offered keeps T.
+        assert_eq!(stretched_period(&cfg, 1000, 64_000, 1), cfg.period * 20);
+        assert_eq!(stretched_period(&cfg, 10, 0, 0), cfg.period);
+        let fixed = QsccpConfig {
+            min_data_per_flow: 0,
+            ..cfg
+        };
+        assert_eq!(stretched_period(&fixed, 10, 640_000, 10), cfg.period);
+    }
+}

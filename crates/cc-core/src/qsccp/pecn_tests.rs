@@ -23,6 +23,8 @@ fn scenario_one_config() -> QsccpConfig {
         flow_queue_capacity: 100_000,
         dt_class_capacity: 100_000,
         dt_queue_factor: false,
+        // The equations' own rates (no engineering headroom for DT flows).
+        dt_rate_headroom: 0.0,
         ..QsccpConfig::default()
     }
 }
@@ -72,6 +74,7 @@ fn dt_rate_follows_its_own_queue() {
         let cfg = QsccpConfig {
             flow_queue_capacity: 20,
             dt_queue_factor: on,
+            dt_rate_headroom: 0.0,
             ..QsccpConfig::default()
         };
         let mut s: CdsScheduler<()> = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
@@ -172,6 +175,7 @@ fn greedy_flow_is_discounted_after_lambda_periods_and_restored() {
     let cfg = QsccpConfig {
         flow_queue_capacity: 100_000,
         dt_class_capacity: 100_000,
+        dt_rate_headroom: 0.0,
         ..QsccpConfig::default()
     };
     let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 1);
@@ -273,7 +277,7 @@ fn greed_is_judged_against_the_share_not_the_drain_rate() {
 /// (DS: less the headroom), not nothing: nothing let its first Data
 /// through with a faster hop's rate.
 #[test]
-fn a_new_flow_is_told_its_class_capacity_until_it_is_rated() {
+fn a_new_flow_is_told_its_share_of_the_class_capacity_until_it_is_rated() {
     let mut s = scenario_one();
     assert_eq!(
         CdsScheduler::<()>::new(scenario_one_config(), Timestamp::ZERO, 7)
@@ -284,16 +288,26 @@ fn a_new_flow_is_told_its_class_capacity_until_it_is_rated() {
     let t = Timestamp::from_millis(150);
     s.enqueue(t, ServiceClass::Ef, 9, Some(1_000), ()).unwrap();
     s.enqueue(t, ServiceClass::Af1, 9, Some(1_000), ()).unwrap();
+    // EF and AF1 each have one backlogged flow already: the newcomer is
+    // told half its class's capacity (EF: less the DS headroom).
     let ef = s.flow_rate_bps(ServiceClass::Ef, 9).unwrap();
     let ef_cap = s.class_capacity_bps(ServiceClass::Ef);
     assert!(
-        ef <= 0.95 * ef_cap + 1.0 && ef > 0.9 * ef_cap,
+        ef <= 0.5 * 0.95 * ef_cap + 1.0 && ef > 0.5 * 0.9 * ef_cap,
         "EF {ef} of {ef_cap}"
     );
     let af1 = s.flow_rate_bps(ServiceClass::Af1, 9).unwrap();
     assert!(
-        close(af1, s.class_capacity_bps(ServiceClass::Af1)),
+        close(af1, 0.5 * s.class_capacity_bps(ServiceClass::Af1)),
         "AF1 {af1}"
+    );
+    // Alone in its class, a newcomer hears the whole class capacity.
+    s.enqueue(t, ServiceClass::Cs6, 9, Some(1_000), ()).unwrap();
+    let cs6 = s.flow_rate_bps(ServiceClass::Cs6, 9).unwrap();
+    let cs6_cap = s.class_capacity_bps(ServiceClass::Cs6);
+    assert!(
+        cs6 <= 0.95 * cs6_cap + 1.0 && cs6 > 0.9 * cs6_cap,
+        "CS6 {cs6} of {cs6_cap}"
     );
     // After the next period end it has its own R (eq. 8: a share).
     s.update_rates(Timestamp::from_millis(200));

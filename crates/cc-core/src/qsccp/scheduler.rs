@@ -108,6 +108,11 @@ pub struct CdsScheduler<T> {
     queued: u32,
     dt_queued: u32,
     pub(super) interest_in_bits: u64,
+    /// Interests offered this period (all classes), for the mean Data size
+    /// that stretches the period (`QsccpConfig::min_data_per_flow`).
+    pub(super) period_interests: u64,
+    /// Length of the current PECN period (T or stretched).
+    pub(super) period_len: crate::time::Duration,
     pub(super) last_period: Timestamp,
     /// A time (ns) no later than `last_period + period`, so the per-packet
     /// period check is one integer compare.
@@ -163,6 +168,8 @@ impl<T> CdsScheduler<T> {
             queued: 0,
             dt_queued: 0,
             interest_in_bits: 0,
+            period_interests: 0,
+            period_len: cfg.period,
             last_period: now,
             period_due_ns: 0,
             class_capacity_bps: [0.0; 8],
@@ -244,7 +251,7 @@ impl<T> CdsScheduler<T> {
 
     /// Recomputes [`period_due_ns`](Self::period_due_ns) from `last_period`.
     pub(super) fn set_period_due(&mut self) {
-        let period_ns = u64::try_from(self.cfg.period.as_nanos()).unwrap_or(u64::MAX);
+        let period_ns = u64::try_from(self.period_len.as_nanos()).unwrap_or(u64::MAX);
         self.period_due_ns = self.last_period.as_nanos().saturating_add(period_ns);
     }
 
@@ -265,6 +272,7 @@ impl<T> CdsScheduler<T> {
             .clamp(1, self.cfg.max_data_size_bits.max(1));
         let c = class.index();
         self.classes[c].offered_bits += u64::from(size);
+        self.period_interests += 1;
         let Some(id) = self.flow_id(class, prefix) else {
             self.stats.flow_table_full += 1;
             return Err(Rejected {

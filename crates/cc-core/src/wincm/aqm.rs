@@ -37,6 +37,10 @@ pub struct MultiMarkStats {
 #[derive(Debug, Clone)]
 pub struct MultiMarkCodel {
     cfg: MultiMarkConfig,
+    /// `cfg.target` raised to one largest-packet time
+    /// ([`crate::codel::link_target`]).
+    target: Duration,
+    largest_packet_bytes: usize,
     first_above: Option<Timestamp>,
     first_sojourn: Duration,
     over_interval: bool,
@@ -50,6 +54,8 @@ impl MultiMarkCodel {
     pub fn new(cfg: MultiMarkConfig) -> Self {
         MultiMarkCodel {
             cfg,
+            target: cfg.target,
+            largest_packet_bytes: 0,
             first_above: None,
             first_sojourn: Duration::ZERO,
             over_interval: false,
@@ -59,10 +65,19 @@ impl MultiMarkCodel {
         }
     }
 
+    /// The link under the queue: a packet of `packet_bytes` is leaving at
+    /// `capacity_bps`; the target becomes at least one largest-packet time
+    /// (see [`crate::codel::link_target`]).
+    pub fn observe_link(&mut self, packet_bytes: usize, capacity_bps: Option<u64>) {
+        self.largest_packet_bytes = self.largest_packet_bytes.max(packet_bytes);
+        self.target =
+            crate::codel::link_target(self.cfg.target, self.largest_packet_bytes, capacity_bps);
+    }
+
     /// Reports the dequeue of a packet that waited `sojourn`; returns
     /// whether to mark it (CongestionMark = 1 on the Data).
     pub fn on_dequeue(&mut self, now: Timestamp, sojourn: Duration) -> bool {
-        if sojourn <= self.cfg.target {
+        if sojourn <= self.target {
             self.first_above = None;
             self.over_interval = false;
         } else {

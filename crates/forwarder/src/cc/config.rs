@@ -155,6 +155,9 @@ impl CcConfig {
         if !(0.0..=0.5).contains(&self.qsccp.ds_rate_headroom) {
             return bad("qsccp.ds_rate_headroom", "must be within [0, 0.5]");
         }
+        if !(0.0..=0.5).contains(&self.qsccp.dt_rate_headroom) {
+            return bad("qsccp.dt_rate_headroom", "must be within [0, 0.5]");
+        }
         if self.wincm.d <= 1.0 {
             return bad("wincm.d", "must be > 1");
         }
@@ -308,6 +311,8 @@ pub struct QsccpParams {
     /// How far below its class's token bucket a delay-sensitive (CS7, CS6,
     /// EF) flow's TargetRate is set, fraction (0.05; 0 = the paper's rate).
     pub ds_rate_headroom: f64,
+    /// The same for delay-tolerant flows (0.03; 0 = the paper's rate).
+    pub dt_rate_headroom: f64,
     /// Scale each delay-tolerant flow's TargetRate by σ of its own queue
     /// occupancy (true; false = the paper's rates, queues may stand).
     pub dt_queue_factor: bool,
@@ -330,6 +335,7 @@ impl Default for QsccpParams {
             probe_probability: m.probe_probability,
             default_upstream_bps: m.default_upstream_bps,
             ds_rate_headroom: c.ds_rate_headroom,
+            dt_rate_headroom: c.dt_rate_headroom,
             dt_queue_factor: c.dt_queue_factor,
         }
     }

@@ -334,13 +334,16 @@ impl CcHooks for SchemeHooks {
         if pkt.kind != PacketKind::Data {
             return;
         }
+        let bytes = pkt.wire.len();
         if let Some(c) = f.codel.as_mut() {
+            c.observe_link(bytes, view.capacity_bps);
             if c.on_dequeue(now, sojourn, view.stats.data_bytes) {
                 pkt.congestion_mark = pkt.congestion_mark.max(1);
             }
         }
         if let Some(m) = f.multimark.as_mut() {
             // WinCM multi-congestion marking: each congested hop adds one.
+            m.observe_link(bytes, view.capacity_bps);
             if m.on_dequeue(now, sojourn) {
                 pkt.congestion_mark = pkt.congestion_mark.saturating_add(1);
             }

@@ -35,6 +35,7 @@ pub(crate) fn qsccp_config(cfg: &CcConfig, capacity_bps: u64) -> QsccpConfig {
         phi_penalty: q.phi_penalty,
         period: cfg.period(),
         ds_rate_headroom: q.ds_rate_headroom,
+        dt_rate_headroom: q.dt_rate_headroom,
         dt_queue_factor: q.dt_queue_factor,
         ..QsccpConfig::default()
     }

@@ -3,7 +3,7 @@
 //! law plus its per-Interest fields, as `icncat --cc <scheme>` runs it), a
 //! producer per flow, and the figures the bounds are checked on.
 
-use cc_core::{Duration, LawKind, Timestamp};
+use cc_core::{ConsumerLaw, Duration, LawKind, Timestamp};
 use icn_consumer::{RateSpec, Scheme, SchemeOptions};
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::engine::{DropReason, FaceId};
@@ -26,9 +26,9 @@ pub struct Figures {
     /// ms: its Data backlog plus the Interests held on the reverse face
     /// (FIFO, shaper or scheduler) at the mean Data size, over capacity.
     pub p95_queue_ms: f64,
-    /// Congestion drops (queue full, AQM) on every node.
+    /// Congestion drops (queue full, AQM) on every node, last half.
     pub drops: u64,
-    /// Congestion Nacks the consumers received.
+    /// Congestion Nacks the consumers received, last half.
     pub nacks: u64,
     /// Mean Data frame size on the bottleneck, bytes.
     pub frame_bytes: f64,
@@ -63,6 +63,19 @@ pub fn run_ms(t: &Topology) -> u64 {
 
 /// Runs `t` under `scheme` with Data of `content_bytes`.
 pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> Figures {
+    run_traced(t, scheme, content_bytes, seed, false)
+}
+
+/// [`run`], printing every 500 ms the flows' Data rates, the bottleneck
+/// queues and the rates the bottleneck's upstream face computes when
+/// `trace` is set.
+pub fn run_traced(
+    t: &Topology,
+    scheme: CcScheme,
+    content_bytes: usize,
+    seed: u64,
+    trace: bool,
+) -> Figures {
     let mut net = Network::new(seed);
     let routers: Vec<NodeId> = (0..t.routers)
         .map(|_| net.add_node(engine(scheme)))
@@ -127,7 +140,63 @@ pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> F
     }
     let half = Timestamp::ZERO + Duration::from_millis(end_ms / 2);
     let end = Timestamp::ZERO + Duration::from_millis(end_ms);
-    drive(&mut net, &mut flows, half, Duration::from_millis(1));
+    let bottlenecks0: Vec<usize> = (0..t.links.len())
+        .filter(|&l| t.links[l].bottleneck)
+        .collect();
+    let print = |net: &Network, flows: &[LawFlow<Scheme>], from: Timestamp| {
+        let now = net.now();
+        let rates: Vec<String> = flows
+            .iter()
+            .map(|f| format!("{:.2}", f.stats.goodput_bps(from, now) / 1e6))
+            .collect();
+        let links: Vec<String> = bottlenecks0
+            .iter()
+            .map(|&l| {
+                let lk = &t.links[l];
+                let up = net.node(routers[lk.a]).face(faces[l].0);
+                let down = net.node(routers[lk.b]).face(faces[l].1);
+                format!(
+                    "L{l}: data_q={} held={} R={:?} Rs={:?} target={:?}",
+                    down.map_or(0, |f| f.queue.data_packets),
+                    up.map_or(0, |f| f.queue.interest_packets + f.queue.cc_held_interests),
+                    up.and_then(|f| f.cc.primary_rate_bps),
+                    up.and_then(|f| f.cc.secondary_rate_bps),
+                    up.and_then(|f| f.cc.target_rate_bps),
+                )
+            })
+            .collect();
+        let limits: Vec<String> = flows
+            .iter()
+            .map(|f| match f.law.limit() {
+                cc_core::SendLimit::Rate {
+                    interests_per_sec, ..
+                } => format!("{interests_per_sec:.1}/s"),
+                cc_core::SendLimit::Window { interests } => format!("w{interests:.1}"),
+            })
+            .collect();
+        eprintln!(
+            "t={:.1}s flows Mbit/s [{}] limits [{}] {}",
+            now.as_secs_f64(),
+            rates.join(" "),
+            limits.join(" "),
+            links.join(" | ")
+        );
+    };
+    if trace {
+        let step = Duration::from_millis(500);
+        while net.now() < half {
+            let from = net.now();
+            drive(
+                &mut net,
+                &mut flows,
+                (from + step).min(half),
+                Duration::from_millis(1),
+            );
+            print(&net, &flows, from);
+        }
+    } else {
+        drive(&mut net, &mut flows, half, Duration::from_millis(1));
+    }
     let bottlenecks: Vec<usize> = (0..t.links.len())
         .filter(|&l| t.links[l].bottleneck)
         .collect();
@@ -137,12 +206,18 @@ pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> F
             .map_or((0, 0), |(fr, b, _)| (fr, b))
     };
     let at_half: Vec<(u64, u64)> = bottlenecks.iter().map(|&l| delivered(&net, l)).collect();
+    let drops_at_half = congestion_drops(&net);
+    let nacks_at_half: u64 = flows.iter().map(|f| f.stats.congestion_nacks).sum();
     // (Data bytes queued, Interests held) per sample and bottleneck.
     let mut queue: Vec<Vec<(usize, usize)>> = vec![Vec::new(); bottlenecks.len()];
     let sample = Duration::from_millis(10);
     while net.now() < end {
         let next = (net.now() + sample).min(end);
+        let from = net.now();
         drive(&mut net, &mut flows, next, Duration::from_millis(1));
+        if trace && next.as_nanos() % 500_000_000 == 0 {
+            print(&net, &flows, from);
+        }
         for (k, &l) in bottlenecks.iter().enumerate() {
             let lk = &t.links[l];
             let data_q = net
@@ -202,26 +277,24 @@ pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> F
             quantile(&d, 0.95).as_secs_f64() * 1e3
         })
         .fold(0.0, f64::max);
-    let all: Vec<NodeId> = (0..net_nodes(&net)).map(NodeId).collect();
-    let drops = all
-        .iter()
-        .map(|n| {
-            let d = net.node(*n).counters().drops;
-            d.get(DropReason::QueueFull) + d.get(DropReason::Aqm)
-        })
-        .sum();
+    let nacks: u64 = flows.iter().map(|f| f.stats.congestion_nacks).sum();
     Figures {
         jain: jain(&flow_bps),
         utilisation,
         flow_bps,
         p95_queue_ms: p95,
-        drops,
-        nacks: flows.iter().map(|f| f.stats.congestion_nacks).sum(),
+        drops: congestion_drops(&net) - drops_at_half,
+        nacks: nacks - nacks_at_half,
         frame_bytes,
     }
 }
 
-/// Nodes in `net` (routers, then a producer and consumer node per flow).
-fn net_nodes(net: &Network) -> usize {
-    net.node_count()
+/// Congestion drops (queue full, AQM) so far on every node.
+fn congestion_drops(net: &Network) -> u64 {
+    (0..net.node_count())
+        .map(|n| {
+            let d = net.node(NodeId(n)).counters().drops;
+            d.get(DropReason::QueueFull) + d.get(DropReason::Aqm)
+        })
+        .sum()
 }

@@ -130,6 +130,34 @@ impl Topology {
     }
 }
 
+impl Topology {
+    /// The least p95 queue, ms, a window scheme can keep on link `l` with
+    /// Data frames of `frame_bytes`: each flow crossing it keeps at least
+    /// one Data in flight (a window never goes below one Interest), so
+    /// whatever of those Data the link's bandwidth-delay product cannot
+    /// hold waits in its queue, and one more Data may be in service. Ten
+    /// flows of 8000-byte Data on 2 Mbit/s at 10 ms RTT cannot queue less
+    /// than 9.7 Data (313 ms) however well the law works.
+    pub fn window_queue_floor_ms(&self, l: usize, frame_bytes: f64) -> f64 {
+        let link = &self.links[l];
+        let c = link.capacity_bps as f64;
+        let on_link: Vec<&Flow> = self
+            .flows
+            .iter()
+            .filter(|f| self.links_of(f).contains(&l))
+            .collect();
+        let min_rtt_ms = on_link
+            .iter()
+            .map(|f| self.base_rtt_ms(f))
+            .min()
+            .unwrap_or(0) as f64;
+        let bdp_bytes = c / 8.0 * min_rtt_ms / 1e3;
+        let in_flight = on_link.len() as f64 * frame_bytes;
+        let waiting = (in_flight - bdp_bytes).max(0.0);
+        (waiting + frame_bytes) * 8.0 / c * 1e3
+    }
+}
+
 /// `n` long flows through one bottleneck of `cap_bps`; base RTT `rtt_ms`
 /// (2 ms of it on the access links).
 pub fn dumbbell(cap_bps: u64, rtt_ms: u64, n: usize) -> Topology {
