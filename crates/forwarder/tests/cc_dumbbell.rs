@@ -78,7 +78,16 @@ fn outcome(scheme: CcScheme) -> &'static Outcome {
                 scheme_flow(app, prefix, &o, start, stop, app.0 as u64)
             })
         }
-        _ => dumbbell(scheme, 3, 0.0),
+        // Every other scheme through icncat's scheme logic too, so MIRCC
+        // consumers send secondary Interests as icncat does (a bare
+        // MirccConsumer sends every Interest as primary, which hid the
+        // testbed's 1200-byte queue from virtual time).
+        _ => {
+            let o = opts(law(scheme, 0.0).kind(), 4000.0);
+            dumbbell_with(scheme, 3, |app, prefix, start, stop| {
+                scheme_flow(app, prefix, &o, start, stop, app.0 as u64)
+            })
+        }
     })
 }
 
