@@ -201,7 +201,7 @@ fn period_rate(frz: &Frozen, f: &Flow) -> PeriodRate {
     let mut r = base;
     let mut sigma = 1.0;
     if phi >= 1.0 {
-        if f.greedy < frz.lambda && y >= frz.gamma * base {
+        if f.greedy < frz.lambda && y >= frz.gamma * demand_reference(f, base) {
             r += frz.unused_per_weight[c] * f.weight;
         }
         if c >= 3 {
@@ -212,6 +212,23 @@ fn period_rate(frz: &Frozen, f: &Flow) -> PeriodRate {
         rate: r * sigma * frz.class_factor[c],
         entitled: r,
         offered: y,
+    }
+}
+
+/// What a flow's offer y is compared with to judge it high-demand: its
+/// eq. 8 base, or the R it was told last period when that was lower. A
+/// flow that sends what it was told is held by the network, not by its
+/// own demand; judged against the base, a flow whose R σ had cut (its own
+/// queue) counted as low-demand, its share went to the others, which
+/// overshot and were cut in turn: QSCCP at 1200-byte Data on 50 Mbit/s
+/// swung between 0.3 and 4 k Interests/s per flow, 82.8 % utilisation, in
+/// the envelope sweep.
+#[inline(always)]
+fn demand_reference(f: &Flow, base: f64) -> f64 {
+    if f.has_rate && f.rate_bps < base {
+        f.rate_bps
+    } else {
+        base
     }
 }
 
@@ -445,7 +462,7 @@ impl<T> CdsScheduler<T> {
             let high = if code {
                 y > base - CODE_DEMAND_MARGIN_BPS
             } else {
-                y >= cfg.gamma * base
+                y >= cfg.gamma * demand_reference(f, base)
             };
             let s = &mut sums[c];
             if greedy || high {
