@@ -55,6 +55,8 @@ pub struct Config {
     pub cc: CcConfig,
     /// SRMCC multicast groups (tree-node defaults); not the UDP `[multicast]` face.
     pub multicast_groups: McastConfig,
+    /// Management from non-local faces.
+    pub mgmt: crate::mgmt::trust::MgmtConfig,
 }
 
 impl Default for Config {
@@ -72,6 +74,7 @@ impl Default for Config {
             strategy: Vec::new(),
             cc: CcConfig::default(),
             multicast_groups: McastConfig::default(),
+            mgmt: Default::default(),
         }
     }
 }
@@ -126,6 +129,9 @@ pub struct UdpConfig {
     /// Capacity given to on-demand UDP faces (peers not listed as
     /// `[[face]]`), so that their egress is paced too. Absent = unpaced.
     pub default_capacity_bps: Option<u64>,
+    /// Give on-demand faces of loopback peers local scope (python-ndn
+    /// registers over udp://127.0.0.1); false: non-local, as in NFD.
+    pub loopback_is_local: bool,
 }
 
 impl Default for UdpConfig {
@@ -136,6 +142,7 @@ impl Default for UdpConfig {
             idle_timeout_s: 600,
             mtu: DEFAULT_UDP_MTU,
             default_capacity_bps: None,
+            loopback_is_local: true,
         }
     }
 }
@@ -277,6 +284,9 @@ impl Config {
             return Err(invalid(key, why));
         }
         if let Err((key, why)) = self.multicast_groups.validate() {
+            return Err(invalid(key, why));
+        }
+        if let Err((key, why)) = self.mgmt.anchors() {
             return Err(invalid(key, why));
         }
         for (i, f) in self.face.iter().enumerate() {

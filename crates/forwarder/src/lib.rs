@@ -7,6 +7,7 @@
 //! - [`mgmt`]: the NFD management protocol subset, answering through the engine.
 //! - [`node`]: engine + manager as one object driven by the shell or by tests.
 //! - [`config`]: the TOML configuration.
+//! - [`ratelog`]: rate-limited warnings for repeated conditions.
 //! - [`daemon`]: the tokio shell: faces over UDP/TCP/Unix/Ethernet, timers, signals.
 //! - [`testing`]: a virtual-time network of engines for deterministic tests.
 
@@ -17,4 +18,5 @@ pub mod engine;
 pub mod mcast;
 pub mod mgmt;
 pub mod node;
+pub mod ratelog;
 pub mod testing;

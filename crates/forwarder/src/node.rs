@@ -153,6 +153,12 @@ impl FwdOps for EngineOps<'_> {
         self.0.faces().any(|(id, _)| id.0 == face)
     }
 
+    fn face_is_local(&self, face: u64) -> bool {
+        self.0
+            .faces()
+            .any(|(id, f)| id.0 == face && f.params.is_local())
+    }
+
     fn face_uris(&self, face: u64) -> Option<(String, String)> {
         self.0
             .faces()

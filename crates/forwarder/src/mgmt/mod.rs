@@ -14,6 +14,7 @@
 //! - [`face_state`]: the icnfwd-specific per-face state dataset.
 //! - [`face_query`]: the `faces/query` filter.
 //! - [`mcast_state`]: the multicast tree node's counters and groups.
+//! - [`scope`], [`trust`]: what non-local faces may do, and signature checks.
 
 pub mod command;
 pub mod dataset;
@@ -24,6 +25,8 @@ mod manager;
 pub mod mcast_state;
 pub mod params;
 pub mod rib;
+pub mod scope;
+pub mod trust;
 mod wire;
 
 pub use command::{classify, is_management_name, Request, Signing};

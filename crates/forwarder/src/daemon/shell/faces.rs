@@ -234,7 +234,7 @@ impl Shell {
         }
         // Loopback peers are applications on this host: local scope, so that
         // python-ndn can register over UDP to 127.0.0.1 (protocol.md §3.11).
-        let scope = if from.ip().is_loopback() {
+        let scope = if from.ip().is_loopback() && self.cfg.udp.loopback_is_local {
             FaceScope::Local
         } else {
             FaceScope::NonLocal

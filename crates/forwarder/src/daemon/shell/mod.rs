@@ -116,6 +116,9 @@ pub(super) async fn run(
     let mcfg = ManagerConfig {
         unix_epoch_offset_ms: unix_ms,
         max_routes: cfg.tables.rib_max_routes,
+        // Validated with the rest of the file; a bad section fails the start.
+        scope: crate::mgmt::scope::ScopePolicy::from_config(&cfg.mgmt)
+            .map_err(|(k, why)| anyhow::anyhow!("invalid value for `{k}`: {why}"))?,
         ..Default::default()
     };
     let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32);
