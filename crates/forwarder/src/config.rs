@@ -272,8 +272,15 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        tracing_subscriber::EnvFilter::try_new(&self.log_level)
+        crate::config_checks::check_log_filter(&self.log_level)
             .map_err(|e| invalid("log_level", e))?;
+        let t = &self.tables;
+        crate::config_checks::check_nonzero(&[
+            ("tables.pit_max_entries", t.pit_max_entries as u64),
+            ("tables.rib_max_routes", t.rib_max_routes as u64),
+            ("udp.idle_timeout_s", self.udp.idle_timeout_s),
+        ])
+        .map_err(|(k, why)| invalid(k, why))?;
         if self.udp.mtu < 64 || self.udp.mtu > DEFAULT_UDP_MTU {
             return Err(invalid("udp.mtu", "must be within 64..=8800"));
         }
@@ -445,6 +452,15 @@ mod tests {
         assert!(e.to_string().contains("route[0].face"), "{e}");
         let e = Config::from_toml_str("[[face]]\nuri = \"udp4://example.com:7000\"\n").unwrap_err();
         assert!(e.to_string().contains("face[0].uri"), "{e}");
+        for (text, key) in [
+            ("[tables]\npit_max_entries = 0\n", "tables.pit_max_entries"),
+            ("[tables]\nrib_max_routes = 0\n", "tables.rib_max_routes"),
+            ("[udp]\nidle_timeout_s = 0\n", "udp.idle_timeout_s"),
+            ("log_level = \"verbose!!\"\n", "log_level"),
+        ] {
+            let e = Config::from_toml_str(text).unwrap_err();
+            assert!(e.to_string().contains(&format!("`{key}`")), "{e}");
+        }
         let e = Config::from_toml_str("[udp]\nmtu = 9000\n").unwrap_err();
         assert!(e.to_string().contains("udp.mtu"), "{e}");
         let e = Config::from_toml_str("[cc]\nscheme = \"reno\"\n").unwrap_err();

@@ -13,6 +13,7 @@
 
 pub mod cc;
 pub mod config;
+mod config_checks;
 pub mod daemon;
 pub mod engine;
 pub mod mcast;
