@@ -57,6 +57,8 @@ pub struct Config {
     pub multicast_groups: McastConfig,
     /// Management from non-local faces.
     pub mgmt: crate::mgmt::trust::MgmtConfig,
+    /// Face-table and memory bounds.
+    pub limits: crate::limits::LimitsConfig,
 }
 
 impl Default for Config {
@@ -75,6 +77,7 @@ impl Default for Config {
             cc: CcConfig::default(),
             multicast_groups: McastConfig::default(),
             mgmt: Default::default(),
+            limits: Default::default(),
         }
     }
 }
@@ -294,6 +297,9 @@ impl Config {
             return Err(invalid(key, why));
         }
         if let Err((key, why)) = self.mgmt.anchors() {
+            return Err(invalid(key, why));
+        }
+        if let Err((key, why)) = self.limits.validate() {
             return Err(invalid(key, why));
         }
         for (i, f) in self.face.iter().enumerate() {

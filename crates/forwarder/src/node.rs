@@ -204,6 +204,23 @@ impl FwdOps for EngineOps<'_> {
             .unwrap_or_default()
     }
 
+    fn limits_state(&self) -> crate::mgmt::LimitsState {
+        let c = self.0.counters();
+        let cfg = self.0.config();
+        crate::mgmt::LimitsState {
+            budgets: vec![(
+                "cs-bytes".into(),
+                self.0.cs_bytes() as u64,
+                cfg.cs_max_bytes as u64,
+            )],
+            drops: c
+                .drops
+                .nonzero()
+                .map(|(r, n)| (r.as_str().to_owned(), n))
+                .collect(),
+        }
+    }
+
     fn face_states(&self) -> Vec<FaceState> {
         self.0
             .faces()

@@ -53,10 +53,16 @@ pub enum DropReason {
     McastWrongFace,
     /// Multicast subscription or MCC feedback the tree node refused.
     McastRefused,
+    /// Datagram or frame over 8800 octets (counted by the shell).
+    Oversized,
+    /// New peer refused: face table (or its share of it) full (shell).
+    FaceTableFull,
+    /// Transmit dropped by the shell: socket backlog or channel full.
+    SendBacklog,
 }
 
 /// Number of [`DropReason`] variants.
-pub const N_DROP_REASONS: usize = 24;
+pub const N_DROP_REASONS: usize = 27;
 
 impl DropReason {
     /// Every reason, in counter order.
@@ -85,6 +91,9 @@ impl DropReason {
         DropReason::CcShaper,
         DropReason::McastWrongFace,
         DropReason::McastRefused,
+        DropReason::Oversized,
+        DropReason::FaceTableFull,
+        DropReason::SendBacklog,
     ];
 
     /// Kebab-case name for logs and status output.
@@ -114,6 +123,9 @@ impl DropReason {
             DropReason::CcShaper => "cc-shaper",
             DropReason::McastWrongFace => "mcast-wrong-face",
             DropReason::McastRefused => "mcast-refused",
+            DropReason::Oversized => "oversized",
+            DropReason::FaceTableFull => "face-table-full",
+            DropReason::SendBacklog => "send-backlog",
         }
     }
 }

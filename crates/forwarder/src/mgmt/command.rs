@@ -19,6 +19,7 @@ pub const DATASETS: &[(&str, &str)] = &[
     super::face_state::DATASET,
     super::face_query::DATASET,
     super::mcast_state::DATASET,
+    super::limits_state::DATASET,
 ];
 
 /// How a command Interest was signed. Only digests are checked (see

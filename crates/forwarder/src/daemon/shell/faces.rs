@@ -9,11 +9,11 @@ use cc_core::Timestamp;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
-use super::{EthChannel, FaceTx, Shell, UdpChannel, MAX_FACES, OUT_QUEUE, RECONNECT_DELAY};
+use super::{EthChannel, FaceTx, Shell, UdpChannel, OUT_QUEUE, RECONNECT_DELAY};
 use crate::daemon::ethernet::{self, EthSocket, Mac, NDN_MULTICAST_MAC};
 use crate::daemon::listen::spawn_connect;
 use crate::daemon::{stream, udp, AnyStream, ConnectPurpose};
-use crate::engine::{FaceId, FaceParams, FaceScope, LinkType, Persistency};
+use crate::engine::{DropReason, FaceId, FaceParams, FaceScope, LinkType, Persistency};
 use crate::mgmt::{FaceCreateRequest, FaceUri};
 
 /// Smallest MTU accepted from faces/create or the configuration.
@@ -121,6 +121,7 @@ impl Shell {
         let id = self.node.add_face(now, params);
         self.eth_peers.insert((chan, peer), id);
         let on_demand = persistency == Persistency::OnDemand;
+        self.n_on_demand += usize::from(on_demand);
         self.faces.insert(
             id,
             self.entry(FaceTx::Eth { chan, peer }, FaceUri::Ether(peer), on_demand),
@@ -136,7 +137,8 @@ impl Shell {
         if let Some(f) = self.eth_peers.get(&(chan, from)) {
             return Some(*f);
         }
-        if self.faces.len() >= MAX_FACES {
+        if self.on_demand_faces() >= self.cfg.limits.max_faces {
+            self.shell_drop(now, None, DropReason::FaceTableFull, None);
             return None;
         }
         let id = self.add_eth_unicast(now, chan, from, Persistency::OnDemand);
@@ -229,7 +231,8 @@ impl Shell {
         if let Some(f) = self.udp_peers.get(&(sock, from)) {
             return Some(*f);
         }
-        if self.faces.len() >= MAX_FACES {
+        if self.on_demand_faces() >= self.cfg.limits.max_faces {
+            self.shell_drop(now, None, DropReason::FaceTableFull, Some(from.ip()));
             return None;
         }
         // Loopback peers are applications on this host: local scope, so that
@@ -250,6 +253,7 @@ impl Shell {
         let id = self.node.add_face(now, params);
         tracing::debug!(%id, %from, "on-demand UDP face");
         self.udp_peers.insert((sock, from), id);
+        self.n_on_demand += 1;
         self.faces.insert(
             id,
             self.entry(FaceTx::Udp { sock, peer: from }, FaceUri::Udp(from), true),
@@ -412,6 +416,9 @@ impl Shell {
     pub(super) fn drop_face_transport(&mut self, id: FaceId) {
         self.connecting.remove(&id);
         if let Some(e) = self.faces.remove(&id) {
+            if e.on_demand && matches!(e.tx, FaceTx::Udp { .. } | FaceTx::Eth { .. }) {
+                self.n_on_demand = self.n_on_demand.saturating_sub(1);
+            }
             match e.tx {
                 FaceTx::Udp { sock, peer } => {
                     self.udp_peers.remove(&(sock, peer));

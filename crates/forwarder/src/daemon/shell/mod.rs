@@ -7,6 +7,7 @@
 //! - [`tables`]: configuration tables (static routes, strategies, permanent
 //!   faces) and SIGHUP reloads.
 
+mod drops;
 mod faces;
 mod tables;
 
@@ -36,8 +37,6 @@ use crate::node::{Node, NodeEvent};
 const INBOUND_QUEUE: usize = 1024;
 /// Batches waiting for one Ethernet sender.
 const OUT_QUEUE: usize = 256;
-/// On-demand faces allowed at once; new peers beyond it are dropped.
-const MAX_FACES: usize = 10_000;
 const RECONNECT_DELAY: Duration = Duration::from_secs(2);
 /// How long start-up waits for permanent TCP faces to connect before
 /// accepting clients anyway (longer than the 800 ms connect timeout, so each
@@ -83,6 +82,8 @@ struct Shell {
     eth: Vec<EthChannel>,
     faces: HashMap<FaceId, FaceEntry>,
     udp_peers: HashMap<(usize, SocketAddr), FaceId>,
+    /// On-demand UDP and Ethernet faces (bounded by `[limits] max_faces`).
+    n_on_demand: usize,
     eth_peers: HashMap<(usize, Mac), FaceId>,
     /// Faces opened from `[[face]]`, by URI, for routes and reloads.
     config_faces: HashMap<FaceUri, FaceId>,
@@ -96,7 +97,8 @@ struct Shell {
     cfg: Config,
     config_path: Option<PathBuf>,
     log_reload: Option<LogReload>,
-    dropped_out: u64,
+    /// One warning per (reason, peer address) per interval.
+    drop_log: crate::ratelog::RateLimitedLog<(crate::engine::DropReason, Option<std::net::IpAddr>)>,
     /// Datagrams read in this turn, before the engine sees them (kept to
     /// reuse its allocation).
     udp_rx: Vec<(SocketAddr, Bytes)>,
@@ -131,6 +133,7 @@ pub(super) async fn run(
         eth: Vec::new(),
         faces: HashMap::new(),
         udp_peers: HashMap::new(),
+        n_on_demand: 0,
         eth_peers: HashMap::new(),
         config_faces: HashMap::new(),
         group_faces: HashMap::new(),
@@ -139,7 +142,7 @@ pub(super) async fn run(
         cfg: cfg.clone(),
         config_path,
         log_reload,
-        dropped_out: 0,
+        drop_log: crate::ratelog::RateLimitedLog::new(drops::DROP_LOG_INTERVAL),
         udp_rx: Vec::with_capacity(udp::BATCH),
     };
 
@@ -315,19 +318,23 @@ impl Shell {
         let Some(e) = self.faces.get(&face) else {
             return;
         };
-        match &e.tx {
-            FaceTx::Udp { sock, peer } => {
-                if !self.udp[*sock].port.push(*peer, bytes) {
-                    self.dropped_out += 1;
-                }
+        let sent = match &e.tx {
+            FaceTx::Udp { sock, peer } => self.udp[*sock].port.push(*peer, bytes),
+            FaceTx::Eth { chan, peer } => {
+                self.eth[*chan].pending.push((*peer, bytes));
+                true
             }
-            FaceTx::Eth { chan, peer } => self.eth[*chan].pending.push((*peer, bytes)),
-            FaceTx::Stream(Some(tx)) => {
-                if tx.try_send(bytes).is_err() {
-                    self.dropped_out += 1;
-                }
-            }
-            FaceTx::Stream(None) => self.dropped_out += 1,
+            FaceTx::Stream(Some(tx)) => tx.try_send(bytes).is_ok(),
+            FaceTx::Stream(None) => false,
+        };
+        if !sent {
+            let now = self.now();
+            self.shell_drop(
+                now,
+                Some(face),
+                crate::engine::DropReason::SendBacklog,
+                None,
+            );
         }
     }
 
@@ -352,14 +359,22 @@ impl Shell {
         for c in &mut self.udp {
             c.port.flush();
         }
+        let mut failed = Vec::new();
         for c in &mut self.eth {
             if !c.pending.is_empty() {
                 let batch = std::mem::take(&mut c.pending);
-                let n = batch.len() as u64;
-                if c.out.try_send(batch).is_err() {
-                    self.dropped_out += n;
+                if let Err(e) = c.out.try_send(batch) {
+                    let n = match e {
+                        mpsc::error::TrySendError::Full(b)
+                        | mpsc::error::TrySendError::Closed(b) => b.len(),
+                    };
+                    failed.push(n);
                 }
             }
+        }
+        let now = self.now();
+        for _ in 0..failed.into_iter().sum::<usize>() {
+            self.shell_drop(now, None, crate::engine::DropReason::SendBacklog, None);
         }
     }
 
@@ -369,10 +384,11 @@ impl Shell {
         let mut got = std::mem::take(&mut self.udp_rx);
         for sock in 0..self.udp.len() {
             self.udp[sock].port.recv(|from, pkt| got.push((from, pkt)));
+            let now = self.now();
+            self.count_oversized(now, sock);
             if got.is_empty() {
                 continue;
             }
-            let now = self.now();
             for (from, pkt) in got.drain(..) {
                 let face = self.udp_face(now, sock, from);
                 self.deliver(now, face, pkt);

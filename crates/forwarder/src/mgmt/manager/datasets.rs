@@ -103,6 +103,7 @@ impl Manager {
                 dataset::encode_list(&states, FaceState::encode_into)
             }
             crate::mgmt::mcast_state::DATASET => ops.mcast_state().encode(),
+            crate::mgmt::limits_state::DATASET => ops.limits_state().encode(),
             ("fib", "list") => dataset::encode_list(&ops.fib_entries(), FibEntry::encode_into),
             ("strategy-choice", "list") => {
                 dataset::encode_list(&ops.strategy_choices(), StrategyChoiceStatus::encode_into)

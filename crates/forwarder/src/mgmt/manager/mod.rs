@@ -46,6 +46,10 @@ pub trait FwdOps {
     fn mcast_state(&self) -> crate::mgmt::McastState {
         crate::mgmt::McastState::default()
     }
+    /// Memory budgets and forwarder-wide drops.
+    fn limits_state(&self) -> crate::mgmt::LimitsState {
+        crate::mgmt::LimitsState::default()
+    }
 }
 
 /// Table sizes and counters for `status/general`.

@@ -1,0 +1,80 @@
+//! Drops the shell makes are counted and warned about at a bounded rate:
+//! datagrams over 8800 octets, and new peers refused because the face
+//! table (`[limits] max_faces`) is full. Real UDP on loopback.
+
+#[path = "interop/harness.rs"]
+mod harness;
+
+use std::net::UdpSocket;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use harness::*;
+
+/// Polls `icnfwd status` until `pred` holds (the daemon reads UDP and the
+/// Unix socket independently), failing after 5 s.
+fn status_until(sock: &std::path::Path, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let st = status(sock);
+        if pred(&st) {
+            return st;
+        }
+        assert!(Instant::now() < deadline, "condition never held: {st}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn oversized_datagrams_and_face_table_refusals_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_udp_port();
+    let (cfg, sock) = write_config(dir.path(), "d", port, "[limits]\nmax_faces = 3\n");
+    let log = dir.path().join("d.log");
+    let _fwd = Proc::spawn(
+        "icnfwd",
+        Command::new(ICNFWD)
+            .arg("--config")
+            .arg(&cfg)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap()),
+    );
+    wait_for_path(&sock, Duration::from_secs(5));
+    let to = ("127.0.0.1", port);
+
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    a.send_to(&[0x05; 9000], to).unwrap(); // no face yet: forwarder-wide
+    a.send_to(&[0x00], to).unwrap(); // opens A's on-demand face
+    let st = status_until(&sock, |s| s.matches("  faceid=").count() >= 2);
+    assert!(st.contains("oversized=1"), "{st}");
+    a.send_to(&[0x05; 8801], to).unwrap(); // on A's face now
+    status_until(&sock, |s| s.contains("oversized=2"));
+
+    // A has one of the three on-demand faces; two more peers fit, the
+    // next three are refused.
+    let peers: Vec<UdpSocket> = (0..5)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    for p in &peers {
+        p.send_to(&[0x00], to).unwrap();
+    }
+    let st = status_until(&sock, |s| s.contains("face-table-full=3"));
+    let udp_faces = st
+        .lines()
+        .filter(|l| l.starts_with("  faceid=") && l.contains("remote=udp4://"))
+        .count();
+    assert_eq!(udp_faces, 3, "{st}");
+    // The oversized datagram on A's face is also on that face's drops.
+    assert!(st.contains("drops={malformed=1, oversized=1}"), "{st}");
+
+    // Two oversized datagrams from 127.0.0.1 and three refusals of it:
+    // one warning each.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("reason=\"oversized\"").count(), 1, "{text}");
+    assert_eq!(
+        text.matches("reason=\"face-table-full\"").count(),
+        1,
+        "{text}"
+    );
+}
