@@ -3,8 +3,9 @@
 
   mem_probe.py pit   PID PORT ROUNDS  -- ROUNDS x (31 junk 8800-octet datagrams,
                                          then one Interest /silent/<n>, lifetime 120 s)
-  mem_probe.py frags PID PORT SECONDS -- NDNLPv2 fragments of never-completed
-                                         packets from 2 source ports for SECONDS
+  mem_probe.py frags PID PORT SECONDS -- NDNLPv2 fragments 0..198 of 200-fragment
+                                         packets (never completed) from 2 source
+                                         ports for SECONDS
   mem_probe.py rss   PID              -- print VmRSS (kB)
 
 Prints VmRSS before and after. The forwarder needs a route /silent to a
@@ -40,7 +41,7 @@ def interest(name, nonce):
 
 
 def lp_fragment(seq, index, count, payload):
-    return tlv(100, tlv(81, struct.pack(">Q", seq)) + tlv(82, bytes([index])) + tlv(83, bytes([count])) + tlv(80, payload))
+    return tlv(100, tlv(81, struct.pack(">Q", seq + index)) + tlv(82, bytes([index])) + tlv(83, bytes([count])) + tlv(80, payload))
 
 
 def main():
@@ -66,10 +67,12 @@ def main():
         end = time.time() + n
         seq = 0
         while time.time() < end:
-            for s in socks:
-                # fragment 0 of a 200-fragment packet that never completes
-                s.sendto(lp_fragment(seq * 256, 0, 200, piece), dst)
+            # fragments 0..198 of 200-fragment packets that never complete
+            for index in range(199):
+                for s in socks:
+                    s.sendto(lp_fragment(seq * 256, index, 200, piece), dst)
             seq += 1
+        print("rss_during_kb", rss_kb(pid), flush=True)
     time.sleep(1.0)
     print("rss_after_kb", rss_kb(pid), flush=True)
 

@@ -411,6 +411,9 @@ impl Config {
             cs_max_packets: self.tables.cs_max_packets,
             cs_max_bytes: self.tables.cs_max_bytes,
             dead_nonce_max: self.tables.dead_nonce_max,
+            pit_max_bytes: self.limits.pit_max_bytes,
+            reassembly_max_bytes: self.limits.reassembly_max_bytes,
+            face_share_pct: self.limits.face_share_percent,
             cc: self.cc.clone(),
             multicast_groups: self.multicast_groups.clone(),
             ..Default::default()
@@ -463,6 +466,12 @@ mod tests {
             ("[tables]\nrib_max_routes = 0\n", "tables.rib_max_routes"),
             ("[udp]\nidle_timeout_s = 0\n", "udp.idle_timeout_s"),
             ("log_level = \"verbose!!\"\n", "log_level"),
+            (
+                "[limits]\nface_share_percent = 0\n",
+                "limits.face_share_percent",
+            ),
+            ("[limits]\npit_max_bytes = 100\n", "limits.pit_max_bytes"),
+            ("[limits]\nmax_faces = 0\n", "limits.max_faces"),
         ] {
             let e = Config::from_toml_str(text).unwrap_err();
             assert!(e.to_string().contains(&format!("`{key}`")), "{e}");

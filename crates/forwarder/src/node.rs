@@ -208,11 +208,28 @@ impl FwdOps for EngineOps<'_> {
         let c = self.0.counters();
         let cfg = self.0.config();
         crate::mgmt::LimitsState {
-            budgets: vec![(
-                "cs-bytes".into(),
-                self.0.cs_bytes() as u64,
-                cfg.cs_max_bytes as u64,
-            )],
+            budgets: vec![
+                (
+                    "pit-entries".into(),
+                    c.n_pit_entries,
+                    cfg.pit_max_entries as u64,
+                ),
+                (
+                    "pit-bytes".into(),
+                    self.0.pit_bytes() as u64,
+                    cfg.pit_max_bytes as u64,
+                ),
+                (
+                    "cs-bytes".into(),
+                    self.0.cs_bytes() as u64,
+                    cfg.cs_max_bytes as u64,
+                ),
+                (
+                    "reassembly-bytes".into(),
+                    self.0.reassembly_bytes() as u64,
+                    cfg.reassembly_max_bytes as u64,
+                ),
+            ],
             drops: c
                 .drops
                 .nonzero()

@@ -65,6 +65,15 @@ fn oversized_datagrams_and_face_table_refusals_are_counted() {
         .filter(|l| l.starts_with("  faceid=") && l.contains("remote=udp4://"))
         .count();
     assert_eq!(udp_faces, 3, "{st}");
+    // Every budget is shown as used/max.
+    for b in [
+        "pit-entries=",
+        "pit-bytes=",
+        "cs-bytes=",
+        "reassembly-bytes=0/33554432",
+    ] {
+        assert!(st.contains(b), "{b}: {st}");
+    }
     // The oversized datagram on A's face is also on that face's drops.
     assert!(st.contains("drops={malformed=1, oversized=1}"), "{st}");
 

@@ -53,16 +53,18 @@ pub enum DropReason {
     McastWrongFace,
     /// Multicast subscription or MCC feedback the tree node refused.
     McastRefused,
-    /// Datagram or frame over 8800 octets (counted by the shell).
+    /// Datagram, frame or reassembled packet over 8800 octets.
     Oversized,
     /// New peer refused: face table (or its share of it) full (shell).
     FaceTableFull,
     /// Transmit dropped by the shell: socket backlog or channel full.
     SendBacklog,
+    /// A non-local face at its share of the PIT or reassembly budget.
+    FaceShare,
 }
 
 /// Number of [`DropReason`] variants.
-pub const N_DROP_REASONS: usize = 27;
+pub const N_DROP_REASONS: usize = 28;
 
 impl DropReason {
     /// Every reason, in counter order.
@@ -94,6 +96,7 @@ impl DropReason {
         DropReason::Oversized,
         DropReason::FaceTableFull,
         DropReason::SendBacklog,
+        DropReason::FaceShare,
     ];
 
     /// Kebab-case name for logs and status output.
@@ -126,6 +129,7 @@ impl DropReason {
             DropReason::Oversized => "oversized",
             DropReason::FaceTableFull => "face-table-full",
             DropReason::SendBacklog => "send-backlog",
+            DropReason::FaceShare => "face-share",
         }
     }
 }

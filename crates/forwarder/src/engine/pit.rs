@@ -113,6 +113,11 @@ pub enum PitInsert {
 /// Bounded PIT.
 #[derive(Debug, Clone)]
 pub struct Pit {
+    /// In-records and their Interest octets, per downstream face (fair
+    /// shares and the byte budget; kept by [`Pit::charge`]/[`Pit::release`]).
+    usage: Map<FaceId, (usize, usize)>,
+    /// Interest octets held by all in-records.
+    in_bytes: usize,
     index: Map<Bytes, u32>,
     slots: Vec<PitEntry>,
     free: Vec<u32>,
@@ -127,6 +132,8 @@ impl Pit {
     /// Creates a PIT of at most `max_entries` entries.
     pub fn new(max_entries: usize, hasher: SeededState) -> Self {
         Pit {
+            usage: Map::with_hasher(hasher),
+            in_bytes: 0,
             index: Map::with_hasher(hasher),
             slots: Vec::new(),
             free: Vec::new(),
@@ -136,6 +143,36 @@ impl Pit {
             digest_entries: 0,
             timers: BinaryHeap::new(),
         }
+    }
+
+    /// Books an in-record of `bytes` octets from `face` (added by the caller).
+    pub fn charge(&mut self, face: FaceId, bytes: usize) {
+        let u = self.usage.entry(face).or_default();
+        u.0 += 1;
+        u.1 += bytes;
+        self.in_bytes += bytes;
+    }
+
+    /// Releases what [`Pit::charge`] booked for an in-record the caller removed.
+    pub fn release(&mut self, face: FaceId, bytes: usize) {
+        if let Some(u) = self.usage.get_mut(&face) {
+            u.0 = u.0.saturating_sub(1);
+            u.1 = u.1.saturating_sub(bytes);
+            if u.0 == 0 {
+                self.usage.remove(&face);
+            }
+        }
+        self.in_bytes = self.in_bytes.saturating_sub(bytes);
+    }
+
+    /// In-records of `face`.
+    pub fn face_records(&self, face: FaceId) -> usize {
+        self.usage.get(&face).map_or(0, |u| u.0)
+    }
+
+    /// Interest octets held by in-records.
+    pub fn in_bytes(&self) -> usize {
+        self.in_bytes
     }
 
     /// Number of entries.
@@ -305,7 +342,7 @@ impl Pit {
         e.gen = e.gen.wrapping_add(1);
         e.name_value = Bytes::new();
         e.interest_wire = Bytes::new();
-        e.in_records.clear();
+        let records = std::mem::take(&mut e.in_records);
         e.out_records.clear();
         if cbp {
             self.cbp_depth[depth] -= 1;
@@ -315,6 +352,9 @@ impl Pit {
         }
         self.live -= 1;
         self.free.push(id);
+        for r in &records {
+            self.release(r.face, r.wire.len());
+        }
     }
 
     /// Collects the entries a Data named `name_value` satisfies into `out`.
