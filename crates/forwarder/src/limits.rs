@@ -18,6 +18,9 @@ pub struct LimitsConfig {
     /// Percentage of the PIT entries, the reassembly budget and the face
     /// table one non-local face (or source address) may hold.
     pub face_share_percent: u32,
+    /// A full face table evicts the on-demand face silent the longest for
+    /// a new peer, if it has been silent at least this long.
+    pub evict_idle_ms: u64,
 }
 
 impl Default for LimitsConfig {
@@ -27,6 +30,7 @@ impl Default for LimitsConfig {
             pit_max_bytes: 64 << 20,
             reassembly_max_bytes: 32 << 20,
             face_share_percent: 25,
+            evict_idle_ms: 10_000,
         }
     }
 }

@@ -87,3 +87,73 @@ fn oversized_datagrams_and_face_table_refusals_are_counted() {
         "{text}"
     );
 }
+
+/// UDP faces listed by `icnfwd status`, by remote address.
+fn udp_remotes(st: &str) -> Vec<String> {
+    st.lines()
+        .filter(|l| l.starts_with("  faceid="))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter_map(|r| r.strip_prefix("remote=udp4://"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn one_address_gets_its_share_and_a_full_table_evicts_the_longest_idle_face() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_udp_port();
+    // 8 faces, 50 % (4) per source address, eviction after 300 ms of silence;
+    // loopback peers non-local, so the per-address share applies to them.
+    let (cfg, sock) = write_config(
+        dir.path(),
+        "e",
+        port,
+        "[limits]\nmax_faces = 8\nface_share_percent = 50\nevict_idle_ms = 300\n",
+    );
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("[udp]\n", "[udp]\nloopback_is_local = false\n");
+    std::fs::write(&cfg, text).unwrap();
+    let _fwd = start_icnfwd("icnfwd", &cfg, &sock);
+    let to = ("127.0.0.1", port);
+    let peer = |ip: &str| UdpSocket::bind((ip, 0)).unwrap();
+
+    let first = peer("127.0.0.1");
+    first.send_to(&[0x00], to).unwrap();
+    status_until(&sock, |s| udp_remotes(s).len() == 1);
+    let mut keep = Vec::new();
+    for ip in ["127.0.0.1"; 4].into_iter().chain(["127.0.0.2"; 4]) {
+        let p = peer(ip);
+        p.send_to(&[0x00], to).unwrap();
+        keep.push(p);
+    }
+    // 127.0.0.1 had its 4; its fifth peer is refused, 127.0.0.2 gets 4.
+    let st = status_until(&sock, |s| {
+        s.contains("face-table-full=1") && udp_remotes(s).len() == 8
+    });
+    let remotes = udp_remotes(&st);
+    assert_eq!(
+        remotes
+            .iter()
+            .filter(|r| r.starts_with("127.0.0.2:"))
+            .count(),
+        4,
+        "{st}"
+    );
+    // The table is full and nobody has been silent for 300 ms: refused.
+    let newcomer = peer("127.0.0.3");
+    newcomer.send_to(&[0x00], to).unwrap();
+    status_until(&sock, |s| s.contains("face-table-full=2"));
+    // Once the faces have been silent long enough, a new peer evicts the
+    // one silent the longest (the first), and the table stays at 8.
+    std::thread::sleep(Duration::from_millis(400));
+    let later = peer("127.0.0.3");
+    later.send_to(&[0x00], to).unwrap();
+    let first_addr = first.local_addr().unwrap().to_string();
+    let st = status_until(&sock, |s| {
+        udp_remotes(s).iter().any(|r| r.starts_with("127.0.0.3:"))
+    });
+    let remotes = udp_remotes(&st);
+    assert_eq!(remotes.len(), 8, "{st}");
+    assert!(!remotes.contains(&first_addr), "{first_addr} evicted: {st}");
+}

@@ -29,11 +29,6 @@ impl Shell {
         }
     }
 
-    /// On-demand UDP and Ethernet faces open now.
-    pub(super) fn on_demand_faces(&self) -> usize {
-        self.n_on_demand
-    }
-
     /// Counts the datagrams a UDP port dropped as oversized this turn.
     pub(super) fn count_oversized(&mut self, now: Timestamp, sock: usize) {
         let senders: Vec<_> = self.udp[sock].port.take_oversized().collect();

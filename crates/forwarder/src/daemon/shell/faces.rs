@@ -13,7 +13,7 @@ use super::{EthChannel, FaceTx, Shell, UdpChannel, OUT_QUEUE, RECONNECT_DELAY};
 use crate::daemon::ethernet::{self, EthSocket, Mac, NDN_MULTICAST_MAC};
 use crate::daemon::listen::spawn_connect;
 use crate::daemon::{stream, udp, AnyStream, ConnectPurpose};
-use crate::engine::{DropReason, FaceId, FaceParams, FaceScope, LinkType, Persistency};
+use crate::engine::{FaceId, FaceParams, FaceScope, LinkType, Persistency};
 use crate::mgmt::{FaceCreateRequest, FaceUri};
 
 /// Smallest MTU accepted from faces/create or the configuration.
@@ -121,7 +121,9 @@ impl Shell {
         let id = self.node.add_face(now, params);
         self.eth_peers.insert((chan, peer), id);
         let on_demand = persistency == Persistency::OnDemand;
-        self.n_on_demand += usize::from(on_demand);
+        if on_demand {
+            self.booked_on_demand(None);
+        }
         self.faces.insert(
             id,
             self.entry(FaceTx::Eth { chan, peer }, FaceUri::Ether(peer), on_demand),
@@ -137,8 +139,7 @@ impl Shell {
         if let Some(f) = self.eth_peers.get(&(chan, from)) {
             return Some(*f);
         }
-        if self.on_demand_faces() >= self.cfg.limits.max_faces {
-            self.shell_drop(now, None, DropReason::FaceTableFull, None);
+        if !self.admit_on_demand(now, None, false) {
             return None;
         }
         let id = self.add_eth_unicast(now, chan, from, Persistency::OnDemand);
@@ -231,13 +232,13 @@ impl Shell {
         if let Some(f) = self.udp_peers.get(&(sock, from)) {
             return Some(*f);
         }
-        if self.on_demand_faces() >= self.cfg.limits.max_faces {
-            self.shell_drop(now, None, DropReason::FaceTableFull, Some(from.ip()));
-            return None;
-        }
         // Loopback peers are applications on this host: local scope, so that
         // python-ndn can register over UDP to 127.0.0.1 (protocol.md §3.11).
-        let scope = if from.ip().is_loopback() && self.cfg.udp.loopback_is_local {
+        let local = from.ip().is_loopback() && self.cfg.udp.loopback_is_local;
+        if !self.admit_on_demand(now, Some(from.ip()), local) {
+            return None;
+        }
+        let scope = if local {
             FaceScope::Local
         } else {
             FaceScope::NonLocal
@@ -253,7 +254,7 @@ impl Shell {
         let id = self.node.add_face(now, params);
         tracing::debug!(%id, %from, "on-demand UDP face");
         self.udp_peers.insert((sock, from), id);
-        self.n_on_demand += 1;
+        self.booked_on_demand(Some(from.ip()));
         self.faces.insert(
             id,
             self.entry(FaceTx::Udp { sock, peer: from }, FaceUri::Udp(from), true),
@@ -408,16 +409,17 @@ impl Shell {
             .collect();
         for id in stale {
             tracing::debug!(%id, "closing idle face");
-            self.drop_face_transport(id);
-            self.node.remove_face(now, id);
+            self.close_on_demand(now, id);
         }
     }
 
     pub(super) fn drop_face_transport(&mut self, id: FaceId) {
         self.connecting.remove(&id);
         if let Some(e) = self.faces.remove(&id) {
-            if e.on_demand && matches!(e.tx, FaceTx::Udp { .. } | FaceTx::Eth { .. }) {
-                self.n_on_demand = self.n_on_demand.saturating_sub(1);
+            match e.tx {
+                FaceTx::Udp { peer, .. } if e.on_demand => self.released_on_demand(Some(peer.ip())),
+                FaceTx::Eth { .. } if e.on_demand => self.released_on_demand(None),
+                _ => {}
             }
             match e.tx {
                 FaceTx::Udp { sock, peer } => {

@@ -7,6 +7,7 @@
 //! - [`tables`]: configuration tables (static routes, strategies, permanent
 //!   faces) and SIGHUP reloads.
 
+mod admission;
 mod drops;
 mod faces;
 mod tables;
@@ -84,6 +85,10 @@ struct Shell {
     udp_peers: HashMap<(usize, SocketAddr), FaceId>,
     /// On-demand UDP and Ethernet faces (bounded by `[limits] max_faces`).
     n_on_demand: usize,
+    /// On-demand UDP faces per source address.
+    on_demand_by_ip: HashMap<std::net::IpAddr, usize>,
+    /// No idle-face scan before this (`admission.rs`).
+    next_evict_scan: Instant,
     eth_peers: HashMap<(usize, Mac), FaceId>,
     /// Faces opened from `[[face]]`, by URI, for routes and reloads.
     config_faces: HashMap<FaceUri, FaceId>,
@@ -134,6 +139,8 @@ pub(super) async fn run(
         faces: HashMap::new(),
         udp_peers: HashMap::new(),
         n_on_demand: 0,
+        on_demand_by_ip: HashMap::new(),
+        next_evict_scan: Instant::now(),
         eth_peers: HashMap::new(),
         config_faces: HashMap::new(),
         group_faces: HashMap::new(),
