@@ -6,6 +6,9 @@
   mem_probe.py frags PID PORT SECONDS -- NDNLPv2 fragments 0..198 of 200-fragment
                                          packets (never completed) from 2 source
                                          ports for SECONDS
+  mem_probe.py drain PID PORT COUNT   -- COUNT unique Interests (lifetime 2 s) from
+                                         4 source ports as fast as possible, then
+                                         VmRSS every 5 s for 60 s (memory return)
   mem_probe.py rss   PID              -- print VmRSS (kB)
 
 Prints VmRSS before and after. The forwarder needs a route /silent to a
@@ -35,9 +38,9 @@ def tlv(t, v):
     return num(t) + num(len(v)) + v
 
 
-def interest(name, nonce):
+def interest(name, nonce, lifetime_ms=120000):
     comps = b"".join(tlv(8, c.encode()) for c in name.strip("/").split("/"))
-    return tlv(5, tlv(7, comps) + tlv(10, struct.pack(">I", nonce)) + tlv(12, struct.pack(">I", 120000)))
+    return tlv(5, tlv(7, comps) + tlv(10, struct.pack(">I", nonce)) + tlv(12, struct.pack(">I", lifetime_ms)))
 
 
 def lp_fragment(seq, index, count, payload):
@@ -61,6 +64,19 @@ def main():
             s.sendto(interest(f"/silent/{i}", i + 1), dst)
             if i % 50 == 0:
                 time.sleep(0.002)
+    elif mode == "drain":
+        socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(4)]
+        peak = 0
+        for i in range(n):
+            socks[i % 4].sendto(interest(f"/silent/{i}", i + 1, 2000), dst)
+            if i % 2000 == 0:
+                time.sleep(0.005)
+                peak = max(peak, rss_kb(pid))
+        print("rss_peak_kb", max(peak, rss_kb(pid)), flush=True)
+        for t in range(0, 65, 5):
+            print(f"rss_t+{t}s_kb", rss_kb(pid), flush=True)
+            time.sleep(5)
+        return
     elif mode == "frags":
         socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
         piece = b"\x00" * 8000

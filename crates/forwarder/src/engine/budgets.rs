@@ -18,6 +18,11 @@ const LOCAL_RESERVE_DIV: usize = 16;
 /// Largest NDN packet (NDN packet format: 8800 octets).
 pub const MAX_NDN_PACKET: usize = 8800;
 
+/// Whether a container with `cap` slots for `len` items is worth shrinking.
+pub(super) fn spare(len: usize, cap: usize) -> bool {
+    cap > 2 * len + 1024
+}
+
 /// `share_pct` % of `total`, at least 1.
 fn share(total: usize, share_pct: u32) -> usize {
     (total / 100).saturating_mul(share_pct as usize).max(1)
@@ -131,6 +136,14 @@ impl Forwarder {
             ));
         }
         Ok(())
+    }
+
+    /// Drops the spare capacity of tables that have drained (after a
+    /// flood); true when something was released. Cheap when nothing did.
+    pub fn shrink_tables(&mut self) -> bool {
+        let pit = self.pit.shrink();
+        let dnl = self.dnl.shrink();
+        pit || dnl
     }
 
     /// Octets held by all reassemblers.

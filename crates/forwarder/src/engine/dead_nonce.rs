@@ -3,6 +3,7 @@
 //! recognised. Bounded in entries and in time; the oldest entry is evicted
 //! first (a FIFO of fingerprints plus a counting set).
 
+use super::budgets::spare;
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hasher};
 
@@ -84,6 +85,20 @@ impl DeadNonceList {
         while self.fifo.front().is_some_and(|(t, _)| *t <= now) {
             self.pop_oldest();
         }
+    }
+
+    /// Releases spare capacity once the list has drained; true if any.
+    pub fn shrink(&mut self) -> bool {
+        let mut changed = false;
+        if spare(self.fifo.len(), self.fifo.capacity()) {
+            self.fifo.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.set.len(), self.set.capacity()) {
+            self.set.shrink_to(0);
+            changed = true;
+        }
+        changed
     }
 
     /// When the oldest entry expires.

@@ -1,8 +1,9 @@
 //! Pending Interest Table.
 //!
-//! Entries live in a fixed-capacity slab (freed slots keep their record
-//! vectors, so a steady state allocates nothing). An index maps the Interest
-//! name's TLV-VALUE to the first slot with that name; entries with the same
+//! Entries live in a bounded slab; freed slots are reused lowest id first,
+//! so after a flood the free tail can be released ([`Pit::shrink`]). An
+//! index maps the Interest name's TLV-VALUE to the first slot with that
+//! name; entries with the same
 //! name but different CanBePrefix/MustBeFresh are chained. Data lookup probes
 //! the exact name, the full name (only while digest Interests are pending)
 //! and, for each depth that has CanBePrefix entries, the prefix of that depth.
@@ -16,6 +17,7 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::NackReason;
 
+use super::budgets::spare;
 use super::face::FaceId;
 use super::hash::{Map, SeededState};
 use super::name_table::{ComponentEnds, MAX_DEPTH};
@@ -120,7 +122,9 @@ pub struct Pit {
     in_bytes: usize,
     index: Map<Bytes, u32>,
     slots: Vec<PitEntry>,
-    free: Vec<u32>,
+    /// Free slots, lowest id first, so that live entries gather at the
+    /// front and a drained flood's slots can be truncated ([`Pit::shrink`]).
+    free: BinaryHeap<Reverse<u32>>,
     live: usize,
     max_entries: usize,
     cbp_depth: [u32; MAX_DEPTH + 1],
@@ -136,7 +140,7 @@ impl Pit {
             in_bytes: 0,
             index: Map::with_hasher(hasher),
             slots: Vec::new(),
-            free: Vec::new(),
+            free: BinaryHeap::new(),
             live: 0,
             max_entries,
             cbp_depth: [0; MAX_DEPTH + 1],
@@ -234,7 +238,7 @@ impl Pit {
             return PitInsert::Full;
         }
         let id = match self.free.pop() {
-            Some(i) => i,
+            Some(Reverse(i)) => i,
             None => {
                 self.slots.push(PitEntry::default());
                 (self.slots.len() - 1) as u32
@@ -351,7 +355,7 @@ impl Pit {
             self.digest_entries -= 1;
         }
         self.live -= 1;
-        self.free.push(id);
+        self.free.push(Reverse(id));
         for r in &records {
             self.release(r.face, r.wire.len());
         }
@@ -391,6 +395,46 @@ impl Pit {
         }
     }
 
+    /// Releases spare capacity after a flood has drained: free slots at the
+    /// end of the slab, and the capacity of the index, the timer heap and
+    /// the free list beyond twice their use. True when anything was freed.
+    pub fn shrink(&mut self) -> bool {
+        let len = self.slots.len();
+        let mut n = len;
+        while n > 0 && !self.slots[n - 1].live {
+            n -= 1;
+        }
+        let mut changed = n < len;
+        if changed {
+            self.slots.truncate(n);
+            self.free.retain(|Reverse(i)| (*i as usize) < n);
+        }
+        if self.timers.len() > 2 * self.live + 1024 {
+            self.rebuild_timers();
+        }
+        if spare(self.slots.len(), self.slots.capacity()) {
+            self.slots.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.free.len(), self.free.capacity()) {
+            self.free.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.timers.len(), self.timers.capacity()) {
+            self.timers.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.index.len(), self.index.capacity()) {
+            self.index.shrink_to(0);
+            changed = true;
+        }
+        if spare(self.usage.len(), self.usage.capacity()) {
+            self.usage.shrink_to(0);
+            changed = true;
+        }
+        changed
+    }
+
     /// Ids of live entries (tests, invariants).
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots
@@ -406,6 +450,32 @@ mod tests {
     use super::*;
 
     use super::super::name_table::test_name_value as n;
+
+    #[test]
+    fn a_drained_flood_is_released_and_ids_restart_low() {
+        let mut p = Pit::new(5000, SeededState::new(0));
+        let ids: Vec<u32> = (0..3000)
+            .map(
+                |i| match p.find_or_insert(&n(&["f", &i.to_string()]), 2, false, false, false) {
+                    PitInsert::New(id) => id,
+                    _ => panic!(),
+                },
+            )
+            .collect();
+        // One entry survives near the front; the rest of the flood drains.
+        for id in &ids[1..] {
+            p.remove(*id);
+        }
+        assert!(p.shrink());
+        assert_eq!(p.slots.len(), 1);
+        assert!(p.slots.capacity() < 1100 && p.index.capacity() < 1100);
+        // New entries take the lowest free ids.
+        let PitInsert::New(id) = p.find_or_insert(&n(&["g"]), 1, false, false, false) else {
+            panic!()
+        };
+        assert_eq!(id, 1);
+        assert!(!p.shrink());
+    }
 
     #[test]
     fn selectors_make_distinct_entries_and_data_finds_all() {

@@ -10,6 +10,7 @@
 mod admission;
 mod drops;
 mod faces;
+mod memory;
 mod tables;
 
 use std::net::SocketAddr;
@@ -203,6 +204,7 @@ pub(super) async fn run(
     let mut sighup = signal(SignalKind::hangup())?;
     let sweep_every = Duration::from_secs((cfg.udp.idle_timeout_s / 4).clamp(1, 60));
     let mut sweep = tokio::time::interval(sweep_every);
+    let mut trim = tokio::time::interval(memory::TRIM_INTERVAL);
     // One timer, re-armed only when the engine's deadline moves.
     let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
     let mut armed: Option<Instant> = None;
@@ -230,6 +232,7 @@ pub(super) async fn run(
                 let _ = notify::notify("READY=1");
             }
             _ = sweep.tick() => shell.sweep_idle(),
+            _ = trim.tick() => shell.return_memory(),
             _ = &mut timer, if armed.is_some() => {
                 // Fired: the next deadline must re-arm it, even if unchanged.
                 armed = None;
