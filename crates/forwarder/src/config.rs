@@ -413,6 +413,7 @@ impl Config {
             dead_nonce_max: self.tables.dead_nonce_max,
             pit_max_bytes: self.limits.pit_max_bytes,
             reassembly_max_bytes: self.limits.reassembly_max_bytes,
+            queue_max_bytes: self.limits.queue_max_bytes,
             face_share_pct: self.limits.face_share_percent,
             cc: self.cc.clone(),
             multicast_groups: self.multicast_groups.clone(),

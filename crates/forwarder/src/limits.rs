@@ -1,6 +1,7 @@
 //! `[limits]`: bounds that keep one peer, or a flood, from taking the
 //! whole forwarder: the face table, memory budgets in bytes (PIT,
-//! reassembly; the CS has `[tables] cs_max_bytes`) and one face's share.
+//! reassembly, egress queues; the CS has `[tables] cs_max_bytes`) and one
+//! face's share.
 
 use serde::Deserialize;
 
@@ -15,6 +16,8 @@ pub struct LimitsConfig {
     pub pit_max_bytes: usize,
     /// Fragment octets held for reassembly, all faces together.
     pub reassembly_max_bytes: usize,
+    /// Octets in all faces' egress queues together.
+    pub queue_max_bytes: usize,
     /// Percentage of the PIT entries, the reassembly budget and the face
     /// table one non-local face (or source address) may hold.
     pub face_share_percent: u32,
@@ -29,6 +32,7 @@ impl Default for LimitsConfig {
             max_faces: 10_000,
             pit_max_bytes: 64 << 20,
             reassembly_max_bytes: 32 << 20,
+            queue_max_bytes: 256 << 20,
             face_share_percent: 25,
             evict_idle_ms: 10_000,
         }
@@ -48,6 +52,7 @@ impl LimitsConfig {
         for (key, v) in [
             ("limits.pit_max_bytes", self.pit_max_bytes),
             ("limits.reassembly_max_bytes", self.reassembly_max_bytes),
+            ("limits.queue_max_bytes", self.queue_max_bytes),
         ] {
             if v < 8800 {
                 return Err((key.into(), "must be at least 8800".into()));

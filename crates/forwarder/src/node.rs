@@ -225,6 +225,11 @@ impl FwdOps for EngineOps<'_> {
                     cfg.cs_max_bytes as u64,
                 ),
                 (
+                    "queue-bytes".into(),
+                    self.0.queued_bytes() as u64,
+                    cfg.queue_max_bytes as u64,
+                ),
+                (
                     "reassembly-bytes".into(),
                     self.0.reassembly_bytes() as u64,
                     cfg.reassembly_max_bytes as u64,

@@ -134,3 +134,34 @@ fn reassembly_is_bounded_per_face_globally_and_per_packet() {
     assert_eq!(f.reassembly_bytes(), 0);
     f.check_invariants().unwrap();
 }
+
+#[test]
+fn egress_queues_share_one_byte_budget() {
+    let (mut f, _) = engine(EngineConfig {
+        queue_max_bytes: 20_000,
+        ..EngineConfig::default()
+    });
+    let t = Timestamp::ZERO;
+    let up: Vec<FaceId> = (1..=3).map(|i| non_local(&mut f, i)).collect();
+    for (k, face) in up.iter().enumerate() {
+        f.fib_add_nexthop(&format!("/q{k}").parse().unwrap(), *face, 0)
+            .unwrap();
+    }
+    let local = f.add_face(t, FaceParams::local("fd://3"));
+    // Nothing is transmitted yet, so every forwarded Interest stays queued.
+    for i in 0..600u32 {
+        let name = format!("/q{}/{i}/{}", i % 3, "x".repeat(40));
+        f.handle_packet(t, local, interest(&name, i + 1));
+    }
+    assert!(f.queued_bytes() <= 20_000, "{}", f.queued_bytes());
+    assert!(f.queued_bytes() > 19_000, "{}", f.queued_bytes());
+    let refused: u64 = up
+        .iter()
+        .map(|u| drops(&f, *u, DropReason::QueueFull))
+        .sum();
+    assert!(refused > 0);
+    f.check_invariants().unwrap();
+    while f.poll_transmit(t).is_some() {}
+    assert_eq!(f.queued_bytes(), 0);
+    f.check_invariants().unwrap();
+}

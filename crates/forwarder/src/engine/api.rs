@@ -52,6 +52,9 @@ pub struct EngineConfig {
     pub pit_max_bytes: usize,
     /// Fragment octets held by all reassemblers.
     pub reassembly_max_bytes: usize,
+    /// Octets in all faces' egress queues together (each face's queues
+    /// are also bounded by `queue`).
+    pub queue_max_bytes: usize,
     /// Percentage of the PIT entries and of the reassembly budget one
     /// non-local face may hold.
     pub face_share_pct: u32,
@@ -80,6 +83,7 @@ impl Default for EngineConfig {
             multicast_groups: crate::mcast::McastConfig::default(),
             pit_max_bytes: 64 << 20,
             reassembly_max_bytes: 32 << 20,
+            queue_max_bytes: 256 << 20,
             face_share_pct: 25,
         }
     }

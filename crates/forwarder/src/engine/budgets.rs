@@ -135,6 +135,15 @@ impl Forwarder {
                 self.reassembly_bytes
             ));
         }
+        let queued: usize = self
+            .faces
+            .0
+            .values()
+            .map(|f| super::egress::queued_bytes_of(&f.info.queue))
+            .sum();
+        if queued != self.queued_bytes || queued > self.cfg.queue_max_bytes {
+            return Err(format!("queue bytes {queued} booked {}", self.queued_bytes));
+        }
         Ok(())
     }
 
@@ -149,6 +158,11 @@ impl Forwarder {
     /// Octets held by all reassemblers.
     pub fn reassembly_bytes(&self) -> usize {
         self.reassembly_bytes
+    }
+
+    /// Octets in all egress queues.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes
     }
 
     /// Interest octets held by PIT in-records.

@@ -3,12 +3,12 @@
 //! recognised. Bounded in entries and in time; the oldest entry is evicted
 //! first (a FIFO of fingerprints plus a counting set).
 
-use super::budgets::spare;
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hasher};
 
 use cc_core::{Duration, Timestamp};
 
+use super::budgets::spare;
 use super::hash::{Map, SeededState};
 
 /// Bounded, time-limited set of (name, nonce) fingerprints.

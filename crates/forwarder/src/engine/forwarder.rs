@@ -112,6 +112,8 @@ pub struct Forwarder {
     pub(super) counters: ForwarderCounters,
     /// Octets held by all reassemblers (`budgets.rs`).
     pub(super) reassembly_bytes: usize,
+    /// Octets in all egress queues (`egress.rs`).
+    pub(super) queued_bytes: usize,
     pub(super) scratch_actions: Vec<Action>,
     pub(super) scratch_ids: Vec<u32>,
     pub(super) scratch_sent: Vec<(FaceId, Option<Bytes>)>,
@@ -154,6 +156,7 @@ impl Forwarder {
             events: VecDeque::new(),
             counters: ForwarderCounters::default(),
             reassembly_bytes: 0,
+            queued_bytes: 0,
             scratch_actions: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_sent: Vec::new(),
@@ -219,6 +222,8 @@ impl Forwarder {
         if let Some(mut f) = self.faces.0.remove(&face) {
             let held = f.reassembler.as_ref().map_or(0, Reassembler::bytes);
             self.reassembly_bytes = self.reassembly_bytes.saturating_sub(held);
+            let queued = super::egress::queued_bytes_of(&f.info.queue);
+            self.queued_bytes = self.queued_bytes.saturating_sub(queued);
             let n = f.queues.clear() + f.ready.len() + self.cc.face_removed(face);
             for _ in 0..n {
                 self.counters.drops.add(DropReason::FaceGone);
