@@ -2,7 +2,8 @@
 //! face may hold more than `face_share_pct` % of the PIT or of the
 //! reassembly budget, and the last 1/16 of the PIT (entries and bytes) is
 //! kept for local faces, so `icnfwd status` and a local producer's
-//! registration still work while a peer floods.
+//! registration still work while a peer floods. Also the accounting the
+//! budgets need (bytes held, shrinking after a flood, the shell's drops).
 
 use bytes::Bytes;
 use cc_core::Timestamp;
@@ -36,6 +37,15 @@ impl Forwarder {
             total
         } else {
             total - total / LOCAL_RESERVE_DIV
+        }
+    }
+
+    /// Counts a drop the shell made before or after the engine (oversized
+    /// datagrams, refused peers, full send backlogs), on `face` if known.
+    pub fn count_drop(&mut self, face: Option<FaceId>, reason: DropReason) {
+        match face {
+            Some(f) => self.drop_packet(f, reason),
+            None => self.counters.drops.add(reason),
         }
     }
 

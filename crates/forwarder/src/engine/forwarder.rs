@@ -539,15 +539,6 @@ impl Forwarder {
         }
     }
 
-    /// Counts a drop the shell made before or after the engine (oversized
-    /// datagrams, refused peers, full send backlogs), on `face` if known.
-    pub fn count_drop(&mut self, face: Option<FaceId>, reason: DropReason) {
-        match face {
-            Some(f) => self.drop_packet(f, reason),
-            None => self.counters.drops.add(reason),
-        }
-    }
-
     /// Number of bytes in the Content Store (for status output).
     pub fn cs_bytes(&self) -> usize {
         self.cs.bytes()
