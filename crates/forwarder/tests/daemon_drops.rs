@@ -157,3 +157,28 @@ fn one_address_gets_its_share_and_a_full_table_evicts_the_longest_idle_face() {
     assert_eq!(remotes.len(), 8, "{st}");
     assert!(!remotes.contains(&first_addr), "{first_addr} evicted: {st}");
 }
+
+#[test]
+fn a_reassembled_packet_over_8800_octets_is_dropped_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_udp_port();
+    let (cfg, sock) = write_config(dir.path(), "r", port, "");
+    let _fwd = start_icnfwd("icnfwd", &cfg, &sock);
+    // Two 8000-octet fragments of one 16 000-octet packet (the issue's
+    // probe reassembled a 3 MB Interest from 376 of them).
+    let p = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for index in 0..2u64 {
+        let mut lp = icn_tlv::LpPacket::from_fragment(bytes::Bytes::from(vec![5u8; 8000]));
+        lp.sequence = Some(1000 + index);
+        lp.frag_index = Some(index);
+        lp.frag_count = Some(2);
+        p.send_to(&lp.encode(), ("127.0.0.1", port)).unwrap();
+    }
+    let st = status_until(&sock, |s| s.contains("oversized=1"));
+    assert!(st.contains("reassembly-bytes=0/"), "{st}");
+    let udp = st
+        .lines()
+        .find(|l| l.starts_with("  faceid=") && l.contains("remote=udp4://"))
+        .unwrap();
+    assert!(udp.contains("in={0i 0d 0n"), "nothing was decoded: {st}");
+}
