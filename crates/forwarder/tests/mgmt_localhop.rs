@@ -220,6 +220,9 @@ fn localhop_off_refuses_every_command_and_dataset_from_a_non_local_peer() {
         st.contains("drops={localhost-scope=1, mgmt-localhop-off=9}"),
         "{st}"
     );
+    // Also forwarder-wide, where they outlive the peer's face.
+    let drops = st.split("Drops:\n").nth(1).unwrap_or_default();
+    assert!(drops.contains("mgmt-localhop-off=9"), "{st}");
     // Nine refusals from one peer, one log line.
     let log = std::fs::read_to_string(dir.path().join("off.log")).unwrap();
     assert_eq!(log.matches("non-local face refused").count(), 1, "{log}");

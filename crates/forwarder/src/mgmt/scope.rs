@@ -87,6 +87,8 @@ pub struct ScopeGuard {
     log: RateLimitedLog<u64>,
     /// Per face, refusals by reason.
     counts: HashMap<u64, HashMap<Refusal, u64>>,
+    /// All refusals by reason, including those of faces since gone.
+    totals: HashMap<Refusal, u64>,
 }
 
 impl ScopeGuard {
@@ -96,6 +98,7 @@ impl ScopeGuard {
             trust: TrustChecker::new(policy.anchors),
             log: RateLimitedLog::new(policy.refusal_log_interval),
             counts: HashMap::new(),
+            totals: HashMap::new(),
         }
     }
 
@@ -135,6 +138,7 @@ impl ScopeGuard {
     /// Counts a refusal and logs it unless this face was logged recently.
     pub fn refused(&mut self, now: Timestamp, face: u64, why: Refusal, name: &Name) {
         *self.counts.entry(face).or_default().entry(why).or_default() += 1;
+        *self.totals.entry(why).or_default() += 1;
         if let Some(n) = self.log.hit(now, face) {
             tracing::warn!(face, reason = why.as_str(), %name, refusals = n,
                 "management Interest from a non-local face refused");
@@ -143,19 +147,22 @@ impl ScopeGuard {
 
     /// A face's refusals as (counter name, count), sorted by name.
     pub fn face_counts(&self, face: u64) -> Vec<(String, u64)> {
-        let mut v: Vec<(String, u64)> = self
-            .counts
-            .get(&face)
-            .into_iter()
-            .flatten()
-            .map(|(r, n)| (r.as_str().to_owned(), *n))
-            .collect();
-        v.sort();
-        v
+        named(self.counts.get(&face).into_iter().flatten())
+    }
+
+    /// All refusals so far as (counter name, count), sorted by name.
+    pub fn total_counts(&self) -> Vec<(String, u64)> {
+        named(self.totals.iter())
     }
 
     /// Forgets a face's counters.
     pub fn face_removed(&mut self, face: u64) {
         self.counts.remove(&face);
     }
+}
+
+fn named<'a>(counts: impl Iterator<Item = (&'a Refusal, &'a u64)>) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = counts.map(|(r, n)| (r.as_str().to_owned(), *n)).collect();
+    v.sort();
+    v
 }

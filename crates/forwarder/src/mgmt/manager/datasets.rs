@@ -103,7 +103,11 @@ impl Manager {
                 dataset::encode_list(&states, FaceState::encode_into)
             }
             crate::mgmt::mcast_state::DATASET => ops.mcast_state().encode(),
-            crate::mgmt::limits_state::DATASET => ops.limits_state().encode(),
+            crate::mgmt::limits_state::DATASET => {
+                let mut limits = ops.limits_state();
+                limits.drops.extend(self.scope.total_counts());
+                limits.encode()
+            }
             ("fib", "list") => dataset::encode_list(&ops.fib_entries(), FibEntry::encode_into),
             ("strategy-choice", "list") => {
                 dataset::encode_list(&ops.strategy_choices(), StrategyChoiceStatus::encode_into)
