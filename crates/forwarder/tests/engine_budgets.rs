@@ -50,6 +50,16 @@ fn one_face_takes_its_share_and_local_faces_keep_their_reserve() {
     flood(&mut f, a, "a", 200);
     assert_eq!(f.counters().n_pit_entries, 100);
     assert_eq!(drops(&f, a, DropReason::FaceShare), 100);
+    // Each refusal tells the point-to-point peer to back off.
+    let mut nacks = 0;
+    while let Some(tx) = f.poll_transmit(Timestamp::ZERO) {
+        if tx.face == a {
+            let (lp, _) = icn_tlv::decode_packet(tx.bytes).unwrap();
+            assert_eq!(lp.nack, Some(icn_tlv::NackReason::Congestion));
+            nacks += 1;
+        }
+    }
+    assert_eq!(nacks, 100);
     let others: Vec<FaceId> = (2..5).map(|i| non_local(&mut f, i)).collect();
     for (k, face) in others.iter().enumerate() {
         flood(&mut f, *face, &format!("o{k}"), 100);

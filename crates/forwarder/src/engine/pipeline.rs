@@ -121,6 +121,33 @@ impl Forwarder {
         }
     }
 
+    /// Drops an Interest the PIT has no room (or no share) for; a
+    /// point-to-point downstream is told to back off with Nack(Congestion).
+    fn refuse_overload(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        reason: DropReason,
+        link_type: LinkType,
+        lp: &LpPacket,
+        received: Bytes,
+    ) {
+        self.drop_packet(face, reason);
+        if link_type == LinkType::PointToPoint {
+            let pkt = OutPacket {
+                kind: PacketKind::Nack,
+                wire: received,
+                pit_token: lp.pit_token.clone(),
+                nack: Some(NackReason::Congestion),
+                congestion_mark: 0,
+                cc: Default::default(),
+                enqueued_at: now,
+                ingress: face,
+            };
+            self.send(now, face, pkt, NameScope::Global);
+        }
+    }
+
     fn on_interest(&mut self, now: Timestamp, face: FaceId, lp: &LpPacket, interest: Interest) {
         self.counters.n_in_interests += 1;
         let (local, link_type) = match self.faces.0.get_mut(&face) {
@@ -203,21 +230,7 @@ impl Forwarder {
         };
         let id = match insert {
             PitInsert::Full => {
-                // Overload: tell a point-to-point downstream to back off.
-                self.drop_packet(face, DropReason::PitFull);
-                if link_type == LinkType::PointToPoint {
-                    let pkt = OutPacket {
-                        kind: PacketKind::Nack,
-                        wire: received,
-                        pit_token: lp.pit_token.clone(),
-                        nack: Some(NackReason::Congestion),
-                        congestion_mark: 0,
-                        cc: Default::default(),
-                        enqueued_at: now,
-                        ingress: face,
-                    };
-                    self.send(now, face, pkt, NameScope::Global);
-                }
+                self.refuse_overload(now, face, DropReason::PitFull, link_type, lp, received);
                 return;
             }
             PitInsert::New(id) | PitInsert::Existing(id) => id,
@@ -294,7 +307,7 @@ impl Forwarder {
                 if self.pit.get(id).is_some_and(|e| !e.is_pending()) {
                     self.pit.remove(id);
                 }
-                self.drop_packet(face, reason);
+                self.refuse_overload(now, face, reason, link_type, lp, received);
                 return;
             }
         }
