@@ -57,6 +57,10 @@ pub struct Config {
     pub multicast_groups: McastConfig,
     /// The optional Prometheus endpoint.
     pub metrics: crate::daemon::metrics::MetricsConfig,
+    /// Management from non-local faces.
+    pub mgmt: crate::mgmt::trust::MgmtConfig,
+    /// Face-table and memory bounds.
+    pub limits: crate::limits::LimitsConfig,
 }
 
 impl Default for Config {
@@ -75,6 +79,8 @@ impl Default for Config {
             cc: CcConfig::default(),
             multicast_groups: McastConfig::default(),
             metrics: Default::default(),
+            mgmt: Default::default(),
+            limits: Default::default(),
         }
     }
 }
@@ -129,6 +135,9 @@ pub struct UdpConfig {
     /// Capacity given to on-demand UDP faces (peers not listed as
     /// `[[face]]`), so that their egress is paced too. Absent = unpaced.
     pub default_capacity_bps: Option<u64>,
+    /// Give on-demand faces of loopback peers local scope (python-ndn
+    /// registers over udp://127.0.0.1); false: non-local, as in NFD.
+    pub loopback_is_local: bool,
 }
 
 impl Default for UdpConfig {
@@ -139,6 +148,7 @@ impl Default for UdpConfig {
             idle_timeout_s: 600,
             mtu: DEFAULT_UDP_MTU,
             default_capacity_bps: None,
+            loopback_is_local: true,
         }
     }
 }
@@ -268,8 +278,15 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        tracing_subscriber::EnvFilter::try_new(&self.log_level)
+        crate::config_checks::check_log_filter(&self.log_level)
             .map_err(|e| invalid("log_level", e))?;
+        let t = &self.tables;
+        crate::config_checks::check_nonzero(&[
+            ("tables.pit_max_entries", t.pit_max_entries as u64),
+            ("tables.rib_max_routes", t.rib_max_routes as u64),
+            ("udp.idle_timeout_s", self.udp.idle_timeout_s),
+        ])
+        .map_err(|(k, why)| invalid(k, why))?;
         if self.udp.mtu < 64 || self.udp.mtu > DEFAULT_UDP_MTU {
             return Err(invalid("udp.mtu", "must be within 64..=8800"));
         }
@@ -290,6 +307,12 @@ impl Config {
                 "metrics.listen",
                 "the endpoint reads the forwarder over its Unix socket; enable [unix]",
             ));
+        }
+        if let Err((key, why)) = self.mgmt.anchors() {
+            return Err(invalid(key, why));
+        }
+        if let Err((key, why)) = self.limits.validate() {
+            return Err(invalid(key, why));
         }
         for (i, f) in self.face.iter().enumerate() {
             let uri = self.face_uri(i)?;
@@ -400,6 +423,10 @@ impl Config {
             cs_max_packets: self.tables.cs_max_packets,
             cs_max_bytes: self.tables.cs_max_bytes,
             dead_nonce_max: self.tables.dead_nonce_max,
+            pit_max_bytes: self.limits.pit_max_bytes,
+            reassembly_max_bytes: self.limits.reassembly_max_bytes,
+            queue_max_bytes: self.limits.queue_max_bytes,
+            face_share_pct: self.limits.face_share_percent,
             cc: self.cc.clone(),
             multicast_groups: self.multicast_groups.clone(),
             ..Default::default()
@@ -447,6 +474,21 @@ mod tests {
         assert!(e.to_string().contains("route[0].face"), "{e}");
         let e = Config::from_toml_str("[[face]]\nuri = \"udp4://example.com:7000\"\n").unwrap_err();
         assert!(e.to_string().contains("face[0].uri"), "{e}");
+        for (text, key) in [
+            ("[tables]\npit_max_entries = 0\n", "tables.pit_max_entries"),
+            ("[tables]\nrib_max_routes = 0\n", "tables.rib_max_routes"),
+            ("[udp]\nidle_timeout_s = 0\n", "udp.idle_timeout_s"),
+            ("log_level = \"verbose!!\"\n", "log_level"),
+            (
+                "[limits]\nface_share_percent = 0\n",
+                "limits.face_share_percent",
+            ),
+            ("[limits]\npit_max_bytes = 100\n", "limits.pit_max_bytes"),
+            ("[limits]\nmax_faces = 0\n", "limits.max_faces"),
+        ] {
+            let e = Config::from_toml_str(text).unwrap_err();
+            assert!(e.to_string().contains(&format!("`{key}`")), "{e}");
+        }
         let e = Config::from_toml_str("[udp]\nmtu = 9000\n").unwrap_err();
         assert!(e.to_string().contains("udp.mtu"), "{e}");
         let e = Config::from_toml_str("[cc]\nscheme = \"reno\"\n").unwrap_err();

@@ -7,14 +7,19 @@
 //! - [`mgmt`]: the NFD management protocol subset, answering through the engine.
 //! - [`node`]: engine + manager as one object driven by the shell or by tests.
 //! - [`config`]: the TOML configuration.
+//! - [`limits`]: the `[limits]` section (face table, memory budgets).
+//! - [`ratelog`]: rate-limited warnings for repeated conditions.
 //! - [`daemon`]: the tokio shell: faces over UDP/TCP/Unix/Ethernet, timers, signals.
 //! - [`testing`]: a virtual-time network of engines for deterministic tests.
 
 pub mod cc;
 pub mod config;
+mod config_checks;
 pub mod daemon;
 pub mod engine;
+pub mod limits;
 pub mod mcast;
 pub mod mgmt;
 pub mod node;
+pub mod ratelog;
 pub mod testing;

@@ -153,6 +153,12 @@ impl FwdOps for EngineOps<'_> {
         self.0.faces().any(|(id, _)| id.0 == face)
     }
 
+    fn face_is_local(&self, face: u64) -> bool {
+        self.0
+            .faces()
+            .any(|(id, f)| id.0 == face && f.params.is_local())
+    }
+
     fn face_uris(&self, face: u64) -> Option<(String, String)> {
         self.0
             .faces()
@@ -196,6 +202,45 @@ impl FwdOps for EngineOps<'_> {
         crate::mcast::McastNode::of(self.0)
             .map(crate::mcast::McastNode::status)
             .unwrap_or_default()
+    }
+
+    fn limits_state(&self) -> crate::mgmt::LimitsState {
+        let c = self.0.counters();
+        let cfg = self.0.config();
+        crate::mgmt::LimitsState {
+            budgets: vec![
+                (
+                    "pit-entries".into(),
+                    c.n_pit_entries,
+                    cfg.pit_max_entries as u64,
+                ),
+                (
+                    "pit-bytes".into(),
+                    self.0.pit_bytes() as u64,
+                    cfg.pit_max_bytes as u64,
+                ),
+                (
+                    "cs-bytes".into(),
+                    self.0.cs_bytes() as u64,
+                    cfg.cs_max_bytes as u64,
+                ),
+                (
+                    "queue-bytes".into(),
+                    self.0.queued_bytes() as u64,
+                    cfg.queue_max_bytes as u64,
+                ),
+                (
+                    "reassembly-bytes".into(),
+                    self.0.reassembly_bytes() as u64,
+                    cfg.reassembly_max_bytes as u64,
+                ),
+            ],
+            drops: c
+                .drops
+                .nonzero()
+                .map(|(r, n)| (r.as_str().to_owned(), n))
+                .collect(),
+        }
     }
 
     fn face_states(&self) -> Vec<FaceState> {

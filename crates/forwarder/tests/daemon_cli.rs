@@ -152,6 +152,28 @@ fn config_errors_name_the_key() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("idle_timeout"), "{err}");
 
+    // Values that parse but would leave the daemon useless (a PIT of 0
+    // entries Nacks even `status`; `verbose!!` silences every log line),
+    // refused by check-config and at start.
+    for (text, key) in [
+        (
+            "[tables]\npit_max_entries = 0\n",
+            "`tables.pit_max_entries`",
+        ),
+        ("log_level = \"verbose!!\"\n", "`log_level`"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        for args in [&["check-config"][..], &[]] {
+            let out = run_bounded(
+                Command::new(ICNFWD).arg("--config").arg(&cfg).args(args),
+                Duration::from_secs(10),
+            );
+            assert!(!out.status.success(), "{text} {args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(key), "{args:?}: {err}");
+        }
+    }
+
     let shipped = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/icnfwd.toml");
     let out = run_bounded(
         Command::new(ICNFWD).args(["--config", shipped, "check-config"]),

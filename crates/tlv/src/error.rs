@@ -49,6 +49,12 @@ pub enum TlvError {
     /// A fragment is inconsistent (index >= count, count > 400 or changed, no Sequence).
     #[error("invalid fragment")]
     BadFragment,
+    /// A reassembled packet would exceed the reassembler's packet size bound.
+    #[error("reassembled packet too large")]
+    PacketTooLarge,
+    /// Holding a fragment would exceed the reassembler's byte budget.
+    #[error("reassembly byte budget exhausted")]
+    ReassemblyFull,
 }
 
 /// Result alias used throughout the crate.

@@ -84,6 +84,8 @@ pub fn fragment(lp: &LpPacket, mtu: usize, next_seq: &mut u64) -> Result<Vec<Byt
 #[derive(Debug)]
 struct Partial {
     count: u64,
+    /// Fragment payload octets held.
+    bytes: usize,
     pieces: Vec<Option<Bytes>>,
     received: usize,
     headers: Option<LpPacket>,
@@ -100,6 +102,10 @@ pub struct Reassembler {
     timeout_ns: u64,
     partials: HashMap<(u64, u64), Partial>,
     evicted: u64,
+    /// Fragment payload octets held over all partial packets.
+    bytes: usize,
+    max_bytes: usize,
+    max_packet_bytes: usize,
 }
 
 impl Reassembler {
@@ -110,7 +116,29 @@ impl Reassembler {
             timeout_ns: u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX),
             partials: HashMap::new(),
             evicted: 0,
+            bytes: 0,
+            max_bytes: usize::MAX,
+            max_packet_bytes: usize::MAX,
         }
+    }
+
+    /// Bounds the fragment octets held at once (older partial packets are
+    /// evicted for newer ones) and the size of one reassembled packet.
+    pub fn with_byte_limits(mut self, max_bytes: usize, max_packet_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self.max_packet_bytes = max_packet_bytes;
+        self
+    }
+
+    /// Fragment payload octets held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn remove(&mut self, key: &(u64, u64)) -> Option<Partial> {
+        let p = self.partials.remove(key)?;
+        self.bytes -= p.bytes;
+        Some(p)
     }
 
     /// Partial packets currently held.
@@ -139,6 +167,10 @@ impl Reassembler {
     /// [`TlvError::BadFragment`]: no Sequence or no Fragment on a fragment,
     /// FragIndex >= FragCount, FragCount > 400, or FragCount differing from
     /// earlier fragments (the partial packet is then dropped).
+    /// [`TlvError::PacketTooLarge`]: the fragments exceed the packet size
+    /// bound (the partial packet is dropped). [`TlvError::ReassemblyFull`]:
+    /// the fragment does not fit the byte budget even after evicting every
+    /// other partial packet.
     pub fn push(&mut self, now_ns: u64, remote: u64, lp: LpPacket) -> Result<Option<LpPacket>> {
         if !lp.is_fragmented() {
             return Ok(Some(lp));
@@ -152,20 +184,33 @@ impl Reassembler {
         let key = (remote, seq.wrapping_sub(index));
         if let Some(p) = self.partials.get(&key) {
             if p.deadline_ns < now_ns {
-                self.partials.remove(&key);
+                self.remove(&key);
                 self.evicted += 1;
             } else if p.count != count {
-                self.partials.remove(&key);
+                self.remove(&key);
                 self.evicted += 1;
                 return Err(TlvError::BadFragment);
             }
         }
         if !self.partials.contains_key(&key) && self.partials.len() >= self.max_partial {
-            self.evict_oldest();
+            self.evict_oldest(None);
+        }
+        let held = self.partials.get(&key).map_or(0, |p| p.bytes);
+        if held + piece.len() > self.max_packet_bytes {
+            if self.remove(&key).is_some() {
+                self.evicted += 1;
+            }
+            return Err(TlvError::PacketTooLarge);
+        }
+        while self.bytes + piece.len() > self.max_bytes {
+            if !self.evict_oldest(Some(key)) {
+                return Err(TlvError::ReassemblyFull);
+            }
         }
         let deadline_ns = now_ns.saturating_add(self.timeout_ns);
         let p = self.partials.entry(key).or_insert_with(|| Partial {
             count,
+            bytes: 0,
             pieces: vec![None; count as usize],
             received: 0,
             headers: None,
@@ -178,6 +223,8 @@ impl Reassembler {
         if slot.is_some() {
             return Ok(None); // duplicate
         }
+        p.bytes += piece.len();
+        self.bytes += piece.len();
         *slot = Some(piece);
         p.received += 1;
         if index == 0 {
@@ -186,7 +233,7 @@ impl Reassembler {
         if p.received < p.pieces.len() {
             return Ok(None);
         }
-        let Some(p) = self.partials.remove(&key) else {
+        let Some(p) = self.remove(&key) else {
             return Ok(None);
         };
         let total: usize = p.pieces.iter().flatten().map(Bytes::len).sum();
@@ -199,22 +246,37 @@ impl Reassembler {
         Ok(Some(out))
     }
 
-    fn evict_oldest(&mut self) {
+    /// Evicts the partial packet closest to its deadline, other than
+    /// `keep`; false when there is none.
+    fn evict_oldest(&mut self, keep: Option<(u64, u64)>) -> bool {
         let oldest = self
             .partials
             .iter()
+            .filter(|(k, _)| Some(**k) != keep)
             .min_by_key(|(_, p)| p.deadline_ns)
             .map(|(k, _)| *k);
-        if let Some(k) = oldest {
-            self.partials.remove(&k);
-            self.evicted += 1;
+        match oldest {
+            Some(k) => {
+                self.remove(&k);
+                self.evicted += 1;
+                true
+            }
+            None => false,
         }
     }
 
     /// Drops partial packets whose deadline has passed; returns how many.
     pub fn expire(&mut self, now_ns: u64) -> usize {
         let before = self.partials.len();
-        self.partials.retain(|_, p| p.deadline_ns >= now_ns);
+        let mut freed = 0;
+        self.partials.retain(|_, p| {
+            let keep = p.deadline_ns >= now_ns;
+            if !keep {
+                freed += p.bytes;
+            }
+            keep
+        });
+        self.bytes -= freed;
         let n = before - self.partials.len();
         self.evicted += n as u64;
         n
@@ -242,5 +304,45 @@ mod tests {
             }
             assert_eq!(done.unwrap(), lp, "mtu {mtu}");
         }
+    }
+
+    fn frag(seq: u64, index: u64, count: u64, len: usize) -> LpPacket {
+        let mut lp = LpPacket::from_fragment(Bytes::from(vec![1u8; len]));
+        lp.sequence = Some(seq + index);
+        lp.frag_index = Some(index);
+        lp.frag_count = Some(count);
+        lp
+    }
+
+    #[test]
+    fn byte_budget_evicts_older_partials_and_bounds_the_packet() {
+        let mut r = Reassembler::new(64, DEFAULT_REASSEMBLY_TIMEOUT).with_byte_limits(3000, 8800);
+        assert_eq!(r.push(0, 0, frag(0, 0, 4, 1000)), Ok(None));
+        assert_eq!(r.push(1, 0, frag(100, 0, 4, 1000)), Ok(None));
+        assert_eq!(r.bytes(), 2000);
+        // A third and fourth 1000-octet fragment: the oldest partial goes.
+        assert_eq!(r.push(2, 0, frag(200, 0, 4, 1000)), Ok(None));
+        assert_eq!(r.push(3, 0, frag(200, 1, 4, 1000)), Ok(None));
+        assert_eq!((r.len(), r.bytes()), (2, 3000));
+        // One partial alone over the budget.
+        assert_eq!(
+            r.push(4, 0, frag(200, 2, 4, 1500)),
+            Err(TlvError::ReassemblyFull)
+        );
+        assert!(r.bytes() <= 3000);
+        // A packet of more than 8800 octets is dropped as it grows.
+        let mut r = Reassembler::new(4, DEFAULT_REASSEMBLY_TIMEOUT).with_byte_limits(1 << 20, 8800);
+        for i in 0..8 {
+            assert_eq!(r.push(0, 0, frag(0, i, 10, 1000)), Ok(None));
+        }
+        assert_eq!(
+            r.push(0, 0, frag(0, 8, 10, 1000)),
+            Err(TlvError::PacketTooLarge)
+        );
+        assert_eq!((r.len(), r.bytes()), (0, 0));
+        // Expiry returns the bytes.
+        assert_eq!(r.push(0, 0, frag(50, 0, 2, 700)), Ok(None));
+        assert_eq!(r.expire(u64::MAX), 1);
+        assert_eq!(r.bytes(), 0);
     }
 }

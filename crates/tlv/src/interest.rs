@@ -473,26 +473,34 @@ impl Interest {
     /// SHA-256 over the name components except params-sha256, then
     /// ApplicationParameters up to InterestSignatureValue. Needs `wire`.
     pub fn verify_digest_sha256(&self) -> bool {
-        let (Some(wire), Some(sv)) = (&self.wire, &self.sig_value) else {
+        let Some(sv) = &self.sig_value else {
             return false;
         };
         if self.sig_type() != Some(types::SIGNATURE_DIGEST_SHA256) {
             return false;
         }
-        let (Some(p), Some(s)) = (self.layout.params_start, self.layout.sig_value_start) else {
+        let Some(signed) = self.signed_portion() else {
             return false;
         };
-        let Some(signed_tail) = wire.get(p..s) else {
-            return false;
-        };
-        let mut h = sha2::Sha256::new();
+        crate::element::sha256(&signed)[..] == sv[..]
+    }
+
+    /// The octets a v0.3 signed Interest's signature covers: the name
+    /// components except params-sha256 (as TLVs), then ApplicationParameters
+    /// up to InterestSignatureValue, as received. `None` without `wire`, or
+    /// without ApplicationParameters and InterestSignatureValue.
+    pub fn signed_portion(&self) -> Option<Vec<u8>> {
+        let wire = self.wire.as_ref()?;
+        let (p, s) = (self.layout.params_start?, self.layout.sig_value_start?);
+        let tail = wire.get(p..s)?;
+        let mut out = Vec::with_capacity(self.name.value().len() + tail.len());
         for (typ, v) in self.name.raw_components() {
             if typ != types::PARAMETERS_SHA256_DIGEST {
-                hash_tlv(&mut h, typ, v);
+                crate::element::write_bytes_tlv(&mut out, typ, v);
             }
         }
-        h.update(signed_tail);
-        h.finalize()[..] == sv[..]
+        out.extend_from_slice(tail);
+        Some(out)
     }
 
     /// The name with a fresh params-sha256 component as `encode` would write it.

@@ -232,7 +232,13 @@ impl Client {
             Ok(p) => Some(crate::mgmt::McastState::decode(p)?),
             Err(_) => None,
         };
+        let (m, d) = crate::mgmt::limits_state::DATASET;
+        let limits = match self.dataset(&format!("/localhost/nfd/{m}/{d}")).await {
+            Ok(p) => Some(crate::mgmt::LimitsState::decode(p)?),
+            Err(_) => None,
+        };
         Ok(Snapshot {
+            limits,
             general,
             faces,
             states,

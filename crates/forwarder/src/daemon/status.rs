@@ -22,6 +22,8 @@ pub struct Snapshot {
     pub strategies: Vec<StrategyChoiceStatus>,
     /// The multicast tree node (`None` from forwarders without the dataset).
     pub mcast: Option<McastState>,
+    /// Budgets and forwarder-wide drops (`None` from other forwarders).
+    pub limits: Option<crate::mgmt::LimitsState>,
 }
 
 /// Renders a snapshot as text.
@@ -104,6 +106,9 @@ pub fn render(s: &Snapshot) -> String {
     }
     if let Some(m) = &s.mcast {
         o.push_str(&render_mcast(m));
+    }
+    if let Some(l) = &s.limits {
+        o.push_str(&l.render());
     }
     o
 }

@@ -86,7 +86,9 @@ pub async fn read_loop<R: AsyncRead + Unpin>(mut r: R, face: FaceId, tx: Inbound
                     break 'outer;
                 }
                 Frame::Complete { typ, len } => {
-                    let pkt: Bytes = buf.split_to(len).freeze();
+                    // Copied out: a slice would keep the whole read buffer.
+                    let pkt = Bytes::copy_from_slice(&buf[..len]);
+                    buf.advance(len);
                     if wanted(typ, len) {
                         batch.push(Inbound::Stream { face, pkt });
                     }

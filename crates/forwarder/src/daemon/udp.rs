@@ -71,6 +71,9 @@ pub struct UdpPort {
     tx: SendBatch,
     /// Datagrams waiting for the socket, oldest first.
     pending: Vec<(SocketAddr, Bytes)>,
+    /// Senders of datagrams dropped as over [`MAX_DATAGRAM`] since the
+    /// last [`UdpPort::take_oversized`].
+    oversized: Vec<SocketAddr>,
 }
 
 impl UdpPort {
@@ -80,7 +83,13 @@ impl UdpPort {
             rx: RecvBatch::new(),
             tx: SendBatch::new(),
             pending: Vec::new(),
+            oversized: Vec::new(),
         }
+    }
+
+    /// Senders of the oversized datagrams dropped since the last call.
+    pub fn take_oversized(&mut self) -> std::vec::Drain<'_, SocketAddr> {
+        self.oversized.drain(..)
     }
 
     /// Queues a datagram for the next [`UdpPort::flush`]; `false` (and the
@@ -116,7 +125,8 @@ impl UdpPort {
         for _ in 0..RECV_CALLS_PER_TURN {
             let rx = &mut self.rx;
             let sock = &self.sock;
-            match sock.try_io(tokio::io::Interest::READABLE, || rx.recv(sock)) {
+            let big = &mut self.oversized;
+            match sock.try_io(tokio::io::Interest::READABLE, || rx.recv(sock, big)) {
                 Ok(pkts) => {
                     let full = pkts.len() >= BATCH;
                     count += pkts.len();
@@ -200,16 +210,25 @@ mod sys {
             RecvBatch(mmsg::RecvBatch::new(GRO_SLOT))
         }
 
-        /// One `recvmmsg` call; returns the datagrams received.
-        pub fn recv(&mut self, sock: &UdpSocket) -> io::Result<Vec<(SocketAddr, Bytes)>> {
+        /// One `recvmmsg` call; returns the datagrams received and adds
+        /// the senders of oversized ones to `oversized`.
+        pub fn recv(
+            &mut self,
+            sock: &UdpSocket,
+            oversized: &mut Vec<SocketAddr>,
+        ) -> io::Result<Vec<(SocketAddr, Bytes)>> {
             self.0.recv(sock.as_raw_fd(), |d| {
+                // SAFETY: the kernel filled `namelen` bytes of this storage.
+                let addr = unsafe { socket2::SockAddr::new(*d.addr, d.namelen) }.as_socket()?;
                 let datagram = d.segment.unwrap_or(d.payload.len());
-                if d.truncated || d.payload.is_empty() || datagram > MAX_DATAGRAM {
+                if d.truncated || datagram > MAX_DATAGRAM {
+                    oversized.push(addr);
                     return None;
                 }
-                // SAFETY: the kernel filled `namelen` bytes of this storage.
-                let addr = unsafe { socket2::SockAddr::new(*d.addr, d.namelen) };
-                Some((addr.as_socket()?, d.payload.len()))
+                if d.payload.is_empty() {
+                    return None;
+                }
+                Some((addr, d.payload.len()))
             })
         }
     }
@@ -394,7 +413,11 @@ mod sys {
             }
         }
 
-        pub fn recv(&mut self, sock: &UdpSocket) -> io::Result<Vec<(SocketAddr, Bytes)>> {
+        pub fn recv(
+            &mut self,
+            sock: &UdpSocket,
+            _oversized: &mut Vec<SocketAddr>,
+        ) -> io::Result<Vec<(SocketAddr, Bytes)>> {
             let mut out = Vec::new();
             while out.len() < BATCH {
                 match sock.try_recv_from(&mut self.buf) {

@@ -296,6 +296,7 @@ impl Forwarder {
             return;
         };
         let rec = entry.in_records.swap_remove(pos);
+        self.pit.release(face, rec.wire.len());
         let pkt = OutPacket {
             kind: PacketKind::Nack,
             wire: rec.wire,

@@ -48,6 +48,16 @@ pub struct EngineConfig {
     pub cc: crate::cc::CcConfig,
     /// Multicast groups (SRMCC tree node): `[multicast_groups]`.
     pub multicast_groups: crate::mcast::McastConfig,
+    /// Interest octets held by PIT in-records (`[limits] pit_max_bytes`).
+    pub pit_max_bytes: usize,
+    /// Fragment octets held by all reassemblers.
+    pub reassembly_max_bytes: usize,
+    /// Octets in all faces' egress queues together (each face's queues
+    /// are also bounded by `queue`).
+    pub queue_max_bytes: usize,
+    /// Percentage of the PIT entries and of the reassembly budget one
+    /// non-local face may hold.
+    pub face_share_pct: u32,
 }
 
 impl Default for EngineConfig {
@@ -71,6 +81,10 @@ impl Default for EngineConfig {
             default_strategy: StrategyName::BEST_ROUTE.to_owned(),
             cc: crate::cc::CcConfig::default(),
             multicast_groups: crate::mcast::McastConfig::default(),
+            pit_max_bytes: 64 << 20,
+            reassembly_max_bytes: 32 << 20,
+            queue_max_bytes: 256 << 20,
+            face_share_pct: 25,
         }
     }
 }

@@ -53,10 +53,18 @@ pub enum DropReason {
     McastWrongFace,
     /// Multicast subscription or MCC feedback the tree node refused.
     McastRefused,
+    /// Datagram, frame or reassembled packet over 8800 octets.
+    Oversized,
+    /// New peer refused: face table (or its share of it) full (shell).
+    FaceTableFull,
+    /// Transmit dropped by the shell: socket backlog or channel full.
+    SendBacklog,
+    /// A non-local face at its share of the PIT or reassembly budget.
+    FaceShare,
 }
 
 /// Number of [`DropReason`] variants.
-pub const N_DROP_REASONS: usize = 24;
+pub const N_DROP_REASONS: usize = 28;
 
 impl DropReason {
     /// Every reason, in counter order.
@@ -85,6 +93,10 @@ impl DropReason {
         DropReason::CcShaper,
         DropReason::McastWrongFace,
         DropReason::McastRefused,
+        DropReason::Oversized,
+        DropReason::FaceTableFull,
+        DropReason::SendBacklog,
+        DropReason::FaceShare,
     ];
 
     /// Kebab-case name for logs and status output.
@@ -114,6 +126,10 @@ impl DropReason {
             DropReason::CcShaper => "cc-shaper",
             DropReason::McastWrongFace => "mcast-wrong-face",
             DropReason::McastRefused => "mcast-refused",
+            DropReason::Oversized => "oversized",
+            DropReason::FaceTableFull => "face-table-full",
+            DropReason::SendBacklog => "send-backlog",
+            DropReason::FaceShare => "face-share",
         }
     }
 }

@@ -8,6 +8,7 @@ use std::hash::{BuildHasher, Hasher};
 
 use cc_core::{Duration, Timestamp};
 
+use super::budgets::spare;
 use super::hash::{Map, SeededState};
 
 /// Bounded, time-limited set of (name, nonce) fingerprints.
@@ -84,6 +85,20 @@ impl DeadNonceList {
         while self.fifo.front().is_some_and(|(t, _)| *t <= now) {
             self.pop_oldest();
         }
+    }
+
+    /// Releases spare capacity once the list has drained; true if any.
+    pub fn shrink(&mut self) -> bool {
+        let mut changed = false;
+        if spare(self.fifo.len(), self.fifo.capacity()) {
+            self.fifo.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.set.len(), self.set.capacity()) {
+            self.set.shrink_to(0);
+            changed = true;
+        }
+        changed
     }
 
     /// When the oldest entry expires.

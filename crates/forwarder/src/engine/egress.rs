@@ -50,6 +50,11 @@ impl Forwarder {
             self.drop_packet(face, DropReason::LocalhostScope);
             return false;
         }
+        if self.queued_bytes + pkt.wire.len() > self.cfg.queue_max_bytes {
+            self.drop_packet(face, DropReason::QueueFull);
+            return false;
+        }
+        let held = queued_bytes_of(&f.info.queue);
         let kind = pkt.kind;
         let mut view = QueueView {
             face,
@@ -82,6 +87,7 @@ impl Forwarder {
             r
         };
         f.publish_queue(view.stats);
+        self.queued_bytes = self.queued_bytes + queued_bytes_of(&f.info.queue) - held;
         if let Err(reason) = res {
             self.drop_packet(face, reason);
             return false;
@@ -163,7 +169,12 @@ impl Forwarder {
             }
             let frame = match f.ready.pop_front() {
                 Some(fr) => Some(fr),
-                None => next_frame(now, f, &mut self.counters.drops, &mut *self.cc),
+                None => {
+                    let held = queued_bytes_of(&f.info.queue);
+                    let frame = next_frame(now, f, &mut self.counters.drops, &mut *self.cc);
+                    self.queued_bytes = self.queued_bytes + queued_bytes_of(&f.info.queue) - held;
+                    frame
+                }
             };
             f.info.queue.ready_frames = f.ready.len();
             f.info.sojourn = f.queues.sojourn;
@@ -195,6 +206,11 @@ impl Forwarder {
         }
         None
     }
+}
+
+/// Octets in a face's two egress queues (the global `queue_max_bytes`).
+pub(super) fn queued_bytes_of(q: &super::face::QueueStats) -> usize {
+    q.interest_bytes + q.data_bytes
 }
 
 /// Dequeues one packet of `f` and encodes it; fragments beyond the first go

@@ -110,6 +110,10 @@ pub struct Forwarder {
     pub(super) evicted: Vec<(FaceId, super::queue::OutPacket, CcFields)>,
     pub(super) events: VecDeque<EngineEvent>,
     pub(super) counters: ForwarderCounters,
+    /// Octets held by all reassemblers (`budgets.rs`).
+    pub(super) reassembly_bytes: usize,
+    /// Octets in all egress queues (`egress.rs`).
+    pub(super) queued_bytes: usize,
     pub(super) scratch_actions: Vec<Action>,
     pub(super) scratch_ids: Vec<u32>,
     pub(super) scratch_sent: Vec<(FaceId, Option<Bytes>)>,
@@ -151,6 +155,8 @@ impl Forwarder {
             evicted: Vec::new(),
             events: VecDeque::new(),
             counters: ForwarderCounters::default(),
+            reassembly_bytes: 0,
+            queued_bytes: 0,
             scratch_actions: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_sent: Vec::new(),
@@ -186,9 +192,7 @@ impl Forwarder {
     pub fn add_face(&mut self, now: Timestamp, params: FaceParams) -> FaceId {
         let id = FaceId(self.next_face_id);
         self.next_face_id += 1;
-        let reassembler = params.mtu.map(|_| {
-            Reassembler::new(self.cfg.reassembly_max_partial, self.cfg.reassembly_timeout)
-        });
+        let reassembler = params.mtu.map(|_| self.new_reassembler());
         let face = Face {
             info: FaceInfo {
                 id,
@@ -216,6 +220,10 @@ impl Forwarder {
     /// PIT records naming it lapse at their expiry.
     pub fn remove_face(&mut self, now: Timestamp, face: FaceId) {
         if let Some(mut f) = self.faces.0.remove(&face) {
+            let held = f.reassembler.as_ref().map_or(0, Reassembler::bytes);
+            self.reassembly_bytes = self.reassembly_bytes.saturating_sub(held);
+            let queued = super::egress::queued_bytes_of(&f.info.queue);
+            self.queued_bytes = self.queued_bytes.saturating_sub(queued);
             let n = f.queues.clear() + f.ready.len() + self.cc.face_removed(face);
             for _ in 0..n {
                 self.counters.drops.add(DropReason::FaceGone);
@@ -489,7 +497,9 @@ impl Forwarder {
         for f in self.faces.0.values_mut() {
             if f.reassembly_deadline.is_some_and(|d| d <= now) {
                 if let Some(r) = f.reassembler.as_mut() {
+                    let held = r.bytes();
                     let expired = r.expire(now.as_nanos());
+                    self.reassembly_bytes = self.reassembly_bytes.saturating_sub(held - r.bytes());
                     for _ in 0..expired {
                         f.info.counters.drops.add(DropReason::Reassembly);
                         self.counters.drops.add(DropReason::Reassembly);
@@ -555,6 +565,7 @@ impl Forwarder {
                 return Err("PIT records over bound".into());
             }
         }
+        self.check_budgets()?;
         if self.cs.len() > self.cfg.cs_max_packets || self.cs.bytes() > self.cfg.cs_max_bytes {
             return Err("CS over bound".into());
         }

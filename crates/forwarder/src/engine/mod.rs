@@ -6,6 +6,7 @@
 
 mod actions;
 mod api;
+mod budgets;
 pub mod cc_hooks;
 pub mod counters;
 pub mod cs;

@@ -103,17 +103,7 @@ impl Forwarder {
         face: FaceId,
         lp: LpPacket,
     ) -> Option<(LpPacket, Option<NetPacket>)> {
-        let f = self.faces.0.get_mut(&face)?;
-        let Some(r) = f.reassembler.as_mut() else {
-            self.drop_packet(face, DropReason::Reassembly);
-            return None;
-        };
-        let res = r.push(now.as_nanos(), face.0, lp);
-        // Partial packets live until strictly after their deadline.
-        f.reassembly_deadline = r
-            .next_deadline_ns()
-            .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
-        match res {
+        match self.reassemble_within_budget(now, face, lp) {
             Ok(Some(whole)) => match decode_reassembled(whole) {
                 Ok(x) => Some(x),
                 Err(e) => {
@@ -123,11 +113,38 @@ impl Forwarder {
                 }
             },
             Ok(None) => None,
-            Err(e) => {
-                tracing::debug!(face = face.0, error = %e, "drop bad fragment");
-                self.drop_packet(face, DropReason::Reassembly);
+            Err(reason) => {
+                tracing::debug!(face = face.0, reason = reason.as_str(), "drop fragment");
+                self.drop_packet(face, reason);
                 None
             }
+        }
+    }
+
+    /// Drops an Interest the PIT has no room (or no share) for; a
+    /// point-to-point downstream is told to back off with Nack(Congestion).
+    fn refuse_overload(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        reason: DropReason,
+        link_type: LinkType,
+        lp: &LpPacket,
+        received: Bytes,
+    ) {
+        self.drop_packet(face, reason);
+        if link_type == LinkType::PointToPoint {
+            let pkt = OutPacket {
+                kind: PacketKind::Nack,
+                wire: received,
+                pit_token: lp.pit_token.clone(),
+                nack: Some(NackReason::Congestion),
+                congestion_mark: 0,
+                cc: Default::default(),
+                enqueued_at: now,
+                ingress: face,
+            };
+            self.send(now, face, pkt, NameScope::Global);
         }
     }
 
@@ -200,29 +217,20 @@ impl Forwarder {
         let mgmt = (local && name_value.starts_with(LOCALHOST_NFD))
             || name_value.starts_with(LOCALHOP_NFD);
         let digest = trailing_digest(&name_value, &ends);
-        let id = match self.pit.find_or_insert(
-            &name_value,
-            ends.total(),
-            interest.can_be_prefix,
-            interest.must_be_fresh,
-            digest.is_some(),
-        ) {
+        let insert = if self.pit_has_room(local) {
+            self.pit.find_or_insert(
+                &name_value,
+                ends.total(),
+                interest.can_be_prefix,
+                interest.must_be_fresh,
+                digest.is_some(),
+            )
+        } else {
+            PitInsert::Full
+        };
+        let id = match insert {
             PitInsert::Full => {
-                // Overload: tell a point-to-point downstream to back off.
-                self.drop_packet(face, DropReason::PitFull);
-                if link_type == LinkType::PointToPoint {
-                    let pkt = OutPacket {
-                        kind: PacketKind::Nack,
-                        wire: received,
-                        pit_token: lp.pit_token.clone(),
-                        nack: Some(NackReason::Congestion),
-                        congestion_mark: 0,
-                        cc: Default::default(),
-                        enqueued_at: now,
-                        ingress: face,
-                    };
-                    self.send(now, face, pkt, NameScope::Global);
-                }
+                self.refuse_overload(now, face, DropReason::PitFull, link_type, lp, received);
                 return;
             }
             PitInsert::New(id) | PitInsert::Existing(id) => id,
@@ -289,6 +297,21 @@ impl Forwarder {
             .min(self.cfg.max_interest_lifetime);
         let expiry = now + lifetime;
         let max_in = self.cfg.pit_max_in_records;
+        let existing = self
+            .pit
+            .get(id)
+            .and_then(|e| e.in_record(face))
+            .map(|r| r.wire.len());
+        if existing.is_none() {
+            if let Err(reason) = self.pit_admits(face, local, received.len()) {
+                if self.pit.get(id).is_some_and(|e| !e.is_pending()) {
+                    self.pit.remove(id);
+                }
+                self.refuse_overload(now, face, reason, link_type, lp, received);
+                return;
+            }
+        }
+        let len = received.len();
         let Some(entry) = self.pit.get_mut(id) else {
             return;
         };
@@ -325,6 +348,10 @@ impl Forwarder {
             .max()
             .unwrap_or(expiry);
         self.pit.set_expiry(id, entry_expiry);
+        if let Some(old) = existing {
+            self.pit.release(face, old);
+        }
+        self.pit.charge(face, len);
 
         if mgmt {
             self.deliver_management(now, face, id, nonce, lp, interest);

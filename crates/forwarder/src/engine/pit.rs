@@ -1,8 +1,9 @@
 //! Pending Interest Table.
 //!
-//! Entries live in a fixed-capacity slab (freed slots keep their record
-//! vectors, so a steady state allocates nothing). An index maps the Interest
-//! name's TLV-VALUE to the first slot with that name; entries with the same
+//! Entries live in a bounded slab; freed slots are reused lowest id first,
+//! so after a flood the free tail can be released ([`Pit::shrink`]). An
+//! index maps the Interest name's TLV-VALUE to the first slot with that
+//! name; entries with the same
 //! name but different CanBePrefix/MustBeFresh are chained. Data lookup probes
 //! the exact name, the full name (only while digest Interests are pending)
 //! and, for each depth that has CanBePrefix entries, the prefix of that depth.
@@ -16,6 +17,7 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::NackReason;
 
+use super::budgets::spare;
 use super::face::FaceId;
 use super::hash::{Map, SeededState};
 use super::name_table::{ComponentEnds, MAX_DEPTH};
@@ -113,9 +115,16 @@ pub enum PitInsert {
 /// Bounded PIT.
 #[derive(Debug, Clone)]
 pub struct Pit {
+    /// In-records and their Interest octets, per downstream face (fair
+    /// shares and the byte budget; kept by [`Pit::charge`]/[`Pit::release`]).
+    usage: Map<FaceId, (usize, usize)>,
+    /// Interest octets held by all in-records.
+    in_bytes: usize,
     index: Map<Bytes, u32>,
     slots: Vec<PitEntry>,
-    free: Vec<u32>,
+    /// Free slots, lowest id first, so that live entries gather at the
+    /// front and a drained flood's slots can be truncated ([`Pit::shrink`]).
+    free: BinaryHeap<Reverse<u32>>,
     live: usize,
     max_entries: usize,
     cbp_depth: [u32; MAX_DEPTH + 1],
@@ -127,15 +136,47 @@ impl Pit {
     /// Creates a PIT of at most `max_entries` entries.
     pub fn new(max_entries: usize, hasher: SeededState) -> Self {
         Pit {
+            usage: Map::with_hasher(hasher),
+            in_bytes: 0,
             index: Map::with_hasher(hasher),
             slots: Vec::new(),
-            free: Vec::new(),
+            free: BinaryHeap::new(),
             live: 0,
             max_entries,
             cbp_depth: [0; MAX_DEPTH + 1],
             digest_entries: 0,
             timers: BinaryHeap::new(),
         }
+    }
+
+    /// Books an in-record of `bytes` octets from `face` (added by the caller).
+    pub fn charge(&mut self, face: FaceId, bytes: usize) {
+        let u = self.usage.entry(face).or_default();
+        u.0 += 1;
+        u.1 += bytes;
+        self.in_bytes += bytes;
+    }
+
+    /// Releases what [`Pit::charge`] booked for an in-record the caller removed.
+    pub fn release(&mut self, face: FaceId, bytes: usize) {
+        if let Some(u) = self.usage.get_mut(&face) {
+            u.0 = u.0.saturating_sub(1);
+            u.1 = u.1.saturating_sub(bytes);
+            if u.0 == 0 {
+                self.usage.remove(&face);
+            }
+        }
+        self.in_bytes = self.in_bytes.saturating_sub(bytes);
+    }
+
+    /// In-records of `face`.
+    pub fn face_records(&self, face: FaceId) -> usize {
+        self.usage.get(&face).map_or(0, |u| u.0)
+    }
+
+    /// Interest octets held by in-records.
+    pub fn in_bytes(&self) -> usize {
+        self.in_bytes
     }
 
     /// Number of entries.
@@ -197,7 +238,7 @@ impl Pit {
             return PitInsert::Full;
         }
         let id = match self.free.pop() {
-            Some(i) => i,
+            Some(Reverse(i)) => i,
             None => {
                 self.slots.push(PitEntry::default());
                 (self.slots.len() - 1) as u32
@@ -305,7 +346,7 @@ impl Pit {
         e.gen = e.gen.wrapping_add(1);
         e.name_value = Bytes::new();
         e.interest_wire = Bytes::new();
-        e.in_records.clear();
+        let records = std::mem::take(&mut e.in_records);
         e.out_records.clear();
         if cbp {
             self.cbp_depth[depth] -= 1;
@@ -314,7 +355,10 @@ impl Pit {
             self.digest_entries -= 1;
         }
         self.live -= 1;
-        self.free.push(id);
+        self.free.push(Reverse(id));
+        for r in &records {
+            self.release(r.face, r.wire.len());
+        }
     }
 
     /// Collects the entries a Data named `name_value` satisfies into `out`.
@@ -351,6 +395,46 @@ impl Pit {
         }
     }
 
+    /// Releases spare capacity after a flood has drained: free slots at the
+    /// end of the slab, and the capacity of the index, the timer heap and
+    /// the free list beyond twice their use. True when anything was freed.
+    pub fn shrink(&mut self) -> bool {
+        let len = self.slots.len();
+        let mut n = len;
+        while n > 0 && !self.slots[n - 1].live {
+            n -= 1;
+        }
+        let mut changed = n < len;
+        if changed {
+            self.slots.truncate(n);
+            self.free.retain(|Reverse(i)| (*i as usize) < n);
+        }
+        if self.timers.len() > 2 * self.live + 1024 {
+            self.rebuild_timers();
+        }
+        if spare(self.slots.len(), self.slots.capacity()) {
+            self.slots.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.free.len(), self.free.capacity()) {
+            self.free.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.timers.len(), self.timers.capacity()) {
+            self.timers.shrink_to_fit();
+            changed = true;
+        }
+        if spare(self.index.len(), self.index.capacity()) {
+            self.index.shrink_to(0);
+            changed = true;
+        }
+        if spare(self.usage.len(), self.usage.capacity()) {
+            self.usage.shrink_to(0);
+            changed = true;
+        }
+        changed
+    }
+
     /// Ids of live entries (tests, invariants).
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots
@@ -366,6 +450,32 @@ mod tests {
     use super::*;
 
     use super::super::name_table::test_name_value as n;
+
+    #[test]
+    fn a_drained_flood_is_released_and_ids_restart_low() {
+        let mut p = Pit::new(5000, SeededState::new(0));
+        let ids: Vec<u32> = (0..3000)
+            .map(
+                |i| match p.find_or_insert(&n(&["f", &i.to_string()]), 2, false, false, false) {
+                    PitInsert::New(id) => id,
+                    _ => panic!(),
+                },
+            )
+            .collect();
+        // One entry survives near the front; the rest of the flood drains.
+        for id in &ids[1..] {
+            p.remove(*id);
+        }
+        assert!(p.shrink());
+        assert_eq!(p.slots.len(), 1);
+        assert!(p.slots.capacity() < 1100 && p.index.capacity() < 1100);
+        // New entries take the lowest free ids.
+        let PitInsert::New(id) = p.find_or_insert(&n(&["g"]), 1, false, false, false) else {
+            panic!()
+        };
+        assert_eq!(id, 1);
+        assert!(!p.shrink());
+    }
 
     #[test]
     fn selectors_make_distinct_entries_and_data_finds_all() {

@@ -19,6 +19,7 @@ pub const DATASETS: &[(&str, &str)] = &[
     super::face_state::DATASET,
     super::face_query::DATASET,
     super::mcast_state::DATASET,
+    super::limits_state::DATASET,
 ];
 
 /// How a command Interest was signed. Only digests are checked (see
@@ -223,31 +224,65 @@ pub fn signed_command(
     nonce: u64,
     time_ms: u64,
 ) -> Interest {
+    signed_command_with(
+        "localhost",
+        module,
+        verb,
+        params,
+        SIG_DIGEST_SHA256,
+        None,
+        nonce,
+        time_ms,
+        |m| <sha2::Sha256 as sha2::Digest>::digest(m).to_vec(),
+    )
+}
+
+/// Builds a v0.3 signed command `/<scope>/nfd/<module>/<verb>/<params>`
+/// with SignatureType `sig_type`, an optional KeyLocator name, and the
+/// signature value `sign` returns for the signed portion (name components,
+/// empty ApplicationParameters, InterestSignatureInfo).
+#[allow(clippy::too_many_arguments)] // one per field of the command
+pub fn signed_command_with(
+    scope: &str,
+    module: &str,
+    verb: &str,
+    params: &ControlParameters,
+    sig_type: u64,
+    key_locator: Option<&Name>,
+    nonce: u64,
+    time_ms: u64,
+    sign: impl FnOnce(&[u8]) -> Vec<u8>,
+) -> Interest {
     use bytes::{BufMut, BytesMut};
-    use sha2::Digest as _;
+    use icn_tlv::element::{write_bytes_tlv, write_nni_tlv};
     let name = Name::from_components([
-        Component::generic("localhost"),
+        Component::generic(scope.to_owned()),
         Component::generic("nfd"),
         Component::generic(module.to_owned()),
         Component::generic(verb.to_owned()),
         Component::generic(params.encode()),
     ]);
     let mut info = BytesMut::new();
-    info.put_slice(&[0x1b, 0x01, 0x00, 0x26, 0x08]);
+    write_nni_tlv(&mut info, 0x1b, sig_type);
+    if let Some(k) = key_locator {
+        let mut kl = BytesMut::new();
+        k.encode_into(&mut kl);
+        write_bytes_tlv(&mut info, 0x1c, &kl);
+    }
+    info.put_slice(&[0x26, 0x08]);
     info.put_u64(nonce);
     info.put_slice(&[0x28, 0x08]);
     info.put_u64(time_ms);
     // Signed portion: name components (no params-sha256), then the
     // ApplicationParameters TLV (empty) and the InterestSignatureInfo TLV.
-    let mut h = sha2::Sha256::new();
-    h.update(name.value());
-    h.update([0x24, 0x00, 0x2c, info.len() as u8]);
-    h.update(&info);
-    let sig = h.finalize();
+    let mut signed = name.value().to_vec();
+    signed.extend_from_slice(&[0x24, 0x00]);
+    write_bytes_tlv(&mut signed, 0x2c, &info);
+    let sig = sign(&signed);
     let mut i = Interest::new(name);
     i.app_params = Some(bytes::Bytes::new());
     i.sig_info = Some(info.freeze());
-    i.sig_value = Some(bytes::Bytes::copy_from_slice(&sig));
+    i.sig_value = Some(bytes::Bytes::from(sig));
     i.lifetime = Some(core::time::Duration::from_millis(1000));
     i.nonce = Some(nonce as u32);
     i

@@ -74,10 +74,7 @@ pub struct McastState {
 impl McastState {
     /// The count named `name` (0 if absent).
     pub fn counter(&self, name: &str) -> u64 {
-        self.counters
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(0, |(_, c)| *c)
+        wire::named_count(&self.counters, name)
     }
 
     /// The dataset payload.

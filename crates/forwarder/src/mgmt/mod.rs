@@ -14,16 +14,21 @@
 //! - [`face_state`]: the icnfwd-specific per-face state dataset.
 //! - [`face_query`]: the `faces/query` filter.
 //! - [`mcast_state`]: the multicast tree node's counters and groups.
+//! - [`limits_state`]: memory budgets and forwarder-wide drops.
+//! - [`scope`], [`trust`]: what non-local faces may do, and signature checks.
 
 pub mod command;
 pub mod dataset;
 pub mod face_query;
 pub mod face_state;
 pub mod face_uri;
+pub mod limits_state;
 mod manager;
 pub mod mcast_state;
 pub mod params;
 pub mod rib;
+pub mod scope;
+pub mod trust;
 mod wire;
 
 pub use command::{classify, is_management_name, Request, Signing};
@@ -34,6 +39,7 @@ pub use dataset::{
 pub use face_query::FaceQueryFilter;
 pub use face_state::FaceState;
 pub use face_uri::{FaceUri, FaceUriError};
+pub use limits_state::LimitsState;
 pub use manager::{FaceCreateRequest, FwdOps, GeneralCounters, Manager, ManagerConfig, MgmtEvent};
 pub use mcast_state::{McastGroupState, McastState};
 pub use params::{ControlParameters, ControlResponse};

@@ -16,6 +16,11 @@ pub(crate) use icn_tlv::element::write_bytes_tlv as put_tlv;
 /// Appends a NonNegativeInteger element (shortest encoding).
 pub(crate) use icn_tlv::element::write_nni_tlv as put_nni;
 
+/// The count named `name` in a (name, count) list, 0 if absent.
+pub(crate) fn named_count(list: &[(String, u64)], name: &str) -> u64 {
+    list.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c)
+}
+
 /// Appends an optional NonNegativeInteger element.
 pub(crate) fn put_opt_nni(out: &mut BytesMut, typ: u32, v: Option<u64>) {
     if let Some(v) = v {

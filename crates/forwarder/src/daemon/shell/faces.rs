@@ -9,7 +9,7 @@ use cc_core::Timestamp;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
-use super::{EthChannel, FaceTx, Shell, UdpChannel, MAX_FACES, OUT_QUEUE, RECONNECT_DELAY};
+use super::{EthChannel, FaceTx, Shell, UdpChannel, OUT_QUEUE, RECONNECT_DELAY};
 use crate::daemon::ethernet::{self, EthSocket, Mac, NDN_MULTICAST_MAC};
 use crate::daemon::listen::spawn_connect;
 use crate::daemon::{stream, udp, AnyStream, ConnectPurpose};
@@ -121,6 +121,9 @@ impl Shell {
         let id = self.node.add_face(now, params);
         self.eth_peers.insert((chan, peer), id);
         let on_demand = persistency == Persistency::OnDemand;
+        if on_demand {
+            self.booked_on_demand(None);
+        }
         self.faces.insert(
             id,
             self.entry(FaceTx::Eth { chan, peer }, FaceUri::Ether(peer), on_demand),
@@ -136,7 +139,7 @@ impl Shell {
         if let Some(f) = self.eth_peers.get(&(chan, from)) {
             return Some(*f);
         }
-        if self.faces.len() >= MAX_FACES {
+        if !self.admit_on_demand(now, None, false) {
             return None;
         }
         let id = self.add_eth_unicast(now, chan, from, Persistency::OnDemand);
@@ -229,12 +232,13 @@ impl Shell {
         if let Some(f) = self.udp_peers.get(&(sock, from)) {
             return Some(*f);
         }
-        if self.faces.len() >= MAX_FACES {
-            return None;
-        }
         // Loopback peers are applications on this host: local scope, so that
         // python-ndn can register over UDP to 127.0.0.1 (protocol.md §3.11).
-        let scope = if from.ip().is_loopback() {
+        let local = from.ip().is_loopback() && self.cfg.udp.loopback_is_local;
+        if !self.admit_on_demand(now, Some(from.ip()), local) {
+            return None;
+        }
+        let scope = if local {
             FaceScope::Local
         } else {
             FaceScope::NonLocal
@@ -250,6 +254,7 @@ impl Shell {
         let id = self.node.add_face(now, params);
         tracing::debug!(%id, %from, "on-demand UDP face");
         self.udp_peers.insert((sock, from), id);
+        self.booked_on_demand(Some(from.ip()));
         self.faces.insert(
             id,
             self.entry(FaceTx::Udp { sock, peer: from }, FaceUri::Udp(from), true),
@@ -404,14 +409,18 @@ impl Shell {
             .collect();
         for id in stale {
             tracing::debug!(%id, "closing idle face");
-            self.drop_face_transport(id);
-            self.node.remove_face(now, id);
+            self.close_on_demand(now, id);
         }
     }
 
     pub(super) fn drop_face_transport(&mut self, id: FaceId) {
         self.connecting.remove(&id);
         if let Some(e) = self.faces.remove(&id) {
+            match e.tx {
+                FaceTx::Udp { peer, .. } if e.on_demand => self.released_on_demand(Some(peer.ip())),
+                FaceTx::Eth { .. } if e.on_demand => self.released_on_demand(None),
+                _ => {}
+            }
             match e.tx {
                 FaceTx::Udp { sock, peer } => {
                     self.udp_peers.remove(&(sock, peer));

@@ -7,7 +7,10 @@
 //! - [`tables`]: configuration tables (static routes, strategies, permanent
 //!   faces) and SIGHUP reloads.
 
+mod admission;
+mod drops;
 mod faces;
+mod memory;
 mod tables;
 
 use std::net::SocketAddr;
@@ -36,8 +39,6 @@ use crate::node::{Node, NodeEvent};
 const INBOUND_QUEUE: usize = 1024;
 /// Batches waiting for one Ethernet sender.
 const OUT_QUEUE: usize = 256;
-/// On-demand faces allowed at once; new peers beyond it are dropped.
-const MAX_FACES: usize = 10_000;
 const RECONNECT_DELAY: Duration = Duration::from_secs(2);
 /// How long start-up waits for permanent TCP faces to connect before
 /// accepting clients anyway (longer than the 800 ms connect timeout, so each
@@ -83,6 +84,12 @@ struct Shell {
     eth: Vec<EthChannel>,
     faces: HashMap<FaceId, FaceEntry>,
     udp_peers: HashMap<(usize, SocketAddr), FaceId>,
+    /// On-demand UDP and Ethernet faces (bounded by `[limits] max_faces`).
+    n_on_demand: usize,
+    /// On-demand UDP faces per source address.
+    on_demand_by_ip: HashMap<std::net::IpAddr, usize>,
+    /// No idle-face scan before this (`admission.rs`).
+    next_evict_scan: Instant,
     eth_peers: HashMap<(usize, Mac), FaceId>,
     /// Faces opened from `[[face]]`, by URI, for routes and reloads.
     config_faces: HashMap<FaceUri, FaceId>,
@@ -96,7 +103,8 @@ struct Shell {
     cfg: Config,
     config_path: Option<PathBuf>,
     log_reload: Option<LogReload>,
-    dropped_out: u64,
+    /// One warning per (reason, peer address) per interval.
+    drop_log: crate::ratelog::RateLimitedLog<(crate::engine::DropReason, Option<std::net::IpAddr>)>,
     /// Datagrams read in this turn, before the engine sees them (kept to
     /// reuse its allocation).
     udp_rx: Vec<(SocketAddr, Bytes)>,
@@ -116,6 +124,9 @@ pub(super) async fn run(
     let mcfg = ManagerConfig {
         unix_epoch_offset_ms: unix_ms,
         max_routes: cfg.tables.rib_max_routes,
+        // Validated with the rest of the file; a bad section fails the start.
+        scope: crate::mgmt::scope::ScopePolicy::from_config(&cfg.mgmt)
+            .map_err(|(k, why)| anyhow::anyhow!("invalid value for `{k}`: {why}"))?,
         ..Default::default()
     };
     let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32);
@@ -128,6 +139,9 @@ pub(super) async fn run(
         eth: Vec::new(),
         faces: HashMap::new(),
         udp_peers: HashMap::new(),
+        n_on_demand: 0,
+        on_demand_by_ip: HashMap::new(),
+        next_evict_scan: Instant::now(),
         eth_peers: HashMap::new(),
         config_faces: HashMap::new(),
         group_faces: HashMap::new(),
@@ -136,7 +150,7 @@ pub(super) async fn run(
         cfg: cfg.clone(),
         config_path,
         log_reload,
-        dropped_out: 0,
+        drop_log: crate::ratelog::RateLimitedLog::new(drops::DROP_LOG_INTERVAL),
         udp_rx: Vec::with_capacity(udp::BATCH),
     };
 
@@ -190,6 +204,7 @@ pub(super) async fn run(
     let mut sighup = signal(SignalKind::hangup())?;
     let sweep_every = Duration::from_secs((cfg.udp.idle_timeout_s / 4).clamp(1, 60));
     let mut sweep = tokio::time::interval(sweep_every);
+    let mut trim = tokio::time::interval(memory::TRIM_INTERVAL);
     // One timer, re-armed only when the engine's deadline moves.
     let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
     let mut armed: Option<Instant> = None;
@@ -217,6 +232,7 @@ pub(super) async fn run(
                 let _ = notify::notify("READY=1");
             }
             _ = sweep.tick() => shell.sweep_idle(),
+            _ = trim.tick() => shell.return_memory(),
             _ = &mut timer, if armed.is_some() => {
                 // Fired: the next deadline must re-arm it, even if unchanged.
                 armed = None;
@@ -312,19 +328,23 @@ impl Shell {
         let Some(e) = self.faces.get(&face) else {
             return;
         };
-        match &e.tx {
-            FaceTx::Udp { sock, peer } => {
-                if !self.udp[*sock].port.push(*peer, bytes) {
-                    self.dropped_out += 1;
-                }
+        let sent = match &e.tx {
+            FaceTx::Udp { sock, peer } => self.udp[*sock].port.push(*peer, bytes),
+            FaceTx::Eth { chan, peer } => {
+                self.eth[*chan].pending.push((*peer, bytes));
+                true
             }
-            FaceTx::Eth { chan, peer } => self.eth[*chan].pending.push((*peer, bytes)),
-            FaceTx::Stream(Some(tx)) => {
-                if tx.try_send(bytes).is_err() {
-                    self.dropped_out += 1;
-                }
-            }
-            FaceTx::Stream(None) => self.dropped_out += 1,
+            FaceTx::Stream(Some(tx)) => tx.try_send(bytes).is_ok(),
+            FaceTx::Stream(None) => false,
+        };
+        if !sent {
+            let now = self.now();
+            self.shell_drop(
+                now,
+                Some(face),
+                crate::engine::DropReason::SendBacklog,
+                None,
+            );
         }
     }
 
@@ -349,14 +369,22 @@ impl Shell {
         for c in &mut self.udp {
             c.port.flush();
         }
+        let mut failed = Vec::new();
         for c in &mut self.eth {
             if !c.pending.is_empty() {
                 let batch = std::mem::take(&mut c.pending);
-                let n = batch.len() as u64;
-                if c.out.try_send(batch).is_err() {
-                    self.dropped_out += n;
+                if let Err(e) = c.out.try_send(batch) {
+                    let n = match e {
+                        mpsc::error::TrySendError::Full(b)
+                        | mpsc::error::TrySendError::Closed(b) => b.len(),
+                    };
+                    failed.push(n);
                 }
             }
+        }
+        let now = self.now();
+        for _ in 0..failed.into_iter().sum::<usize>() {
+            self.shell_drop(now, None, crate::engine::DropReason::SendBacklog, None);
         }
     }
 
@@ -366,10 +394,11 @@ impl Shell {
         let mut got = std::mem::take(&mut self.udp_rx);
         for sock in 0..self.udp.len() {
             self.udp[sock].port.recv(|from, pkt| got.push((from, pkt)));
+            let now = self.now();
+            self.count_oversized(now, sock);
             if got.is_empty() {
                 continue;
             }
-            let now = self.now();
             for (from, pkt) in got.drain(..) {
                 let face = self.udp_face(now, sock, from);
                 self.deliver(now, face, pkt);

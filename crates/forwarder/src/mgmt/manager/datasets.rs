@@ -96,9 +96,18 @@ impl Manager {
                 dataset::encode_list(&ops.face_statuses(), FaceStatus::encode_into)
             }
             crate::mgmt::face_state::DATASET => {
-                dataset::encode_list(&ops.face_states(), FaceState::encode_into)
+                let mut states = ops.face_states();
+                for st in &mut states {
+                    st.drops.extend(self.scope.face_counts(st.face_id));
+                }
+                dataset::encode_list(&states, FaceState::encode_into)
             }
             crate::mgmt::mcast_state::DATASET => ops.mcast_state().encode(),
+            crate::mgmt::limits_state::DATASET => {
+                let mut limits = ops.limits_state();
+                limits.drops.extend(self.scope.total_counts());
+                limits.encode()
+            }
             ("fib", "list") => dataset::encode_list(&ops.fib_entries(), FibEntry::encode_into),
             ("strategy-choice", "list") => {
                 dataset::encode_list(&ops.strategy_choices(), StrategyChoiceStatus::encode_into)

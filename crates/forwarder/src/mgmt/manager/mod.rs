@@ -18,12 +18,15 @@ use crate::mgmt::face_state::FaceState;
 use crate::mgmt::face_uri::FaceUri;
 use crate::mgmt::params::{ControlParameters, ControlResponse};
 use crate::mgmt::rib::{FibUpdate, Rib, RibError, Route};
+use crate::mgmt::scope::{ScopeGuard, ScopePolicy};
 use crate::mgmt::status;
 
 /// What the manager needs from the forwarding engine. Implemented for the
 /// engine in `node.rs`; a fake implements it in the manager's tests.
 pub trait FwdOps {
     fn face_exists(&self, face: u64) -> bool;
+    /// Whether the face is local (an application on this host).
+    fn face_is_local(&self, face: u64) -> bool;
     /// (remote URI, local URI) of a face.
     fn face_uris(&self, face: u64) -> Option<(String, String)>;
     fn face_statuses(&self) -> Vec<FaceStatus>;
@@ -42,6 +45,10 @@ pub trait FwdOps {
     /// The multicast tree node's state (empty without multicast groups).
     fn mcast_state(&self) -> crate::mgmt::McastState {
         crate::mgmt::McastState::default()
+    }
+    /// Memory budgets and forwarder-wide drops.
+    fn limits_state(&self) -> crate::mgmt::LimitsState {
+        crate::mgmt::LimitsState::default()
     }
 }
 
@@ -67,6 +74,8 @@ pub struct ManagerConfig {
     /// How long the shell has to open a socket for faces/create (python-ndn
     /// waits 1000 ms for a reply).
     pub face_create_timeout: Duration,
+    /// What non-local faces may do (`[mgmt]`); default: nothing.
+    pub scope: ScopePolicy,
 }
 
 impl Default for ManagerConfig {
@@ -76,6 +85,10 @@ impl Default for ManagerConfig {
             version: concat!("icnfwd-", env!("CARGO_PKG_VERSION")).to_owned(),
             max_routes: 100_000,
             face_create_timeout: Duration::from_millis(900),
+            scope: ScopePolicy {
+                refusal_log_interval: Duration::from_secs(60),
+                ..Default::default()
+            },
         }
     }
 }
@@ -127,12 +140,14 @@ pub struct Manager {
     datasets: VecDeque<CachedDataset>,
     last_version: u64,
     events: VecDeque<MgmtEvent>,
+    scope: ScopeGuard,
 }
 
 impl Manager {
     pub fn new(cfg: ManagerConfig) -> Self {
         Manager {
             rib: Rib::new(cfg.max_routes),
+            scope: ScopeGuard::new(cfg.scope.clone()),
             cfg,
             pending: HashMap::new(),
             next_token: 1,
@@ -213,6 +228,12 @@ impl Manager {
     pub fn face_removed(&mut self, ops: &mut dyn FwdOps, face: u64) {
         let ups = self.rib.remove_face(face);
         apply(ops, ups);
+        self.scope.face_removed(face);
+    }
+
+    /// Management refusals of a non-local face, as (counter name, count).
+    pub fn refusals(&self, face: u64) -> Vec<(String, u64)> {
+        self.scope.face_counts(face)
     }
 
     /// Handles one management Interest received on `face`.
@@ -223,7 +244,24 @@ impl Manager {
         face: u64,
         interest: &Interest,
     ) {
-        match classify(interest) {
+        let request = classify(interest);
+        if !ops.face_is_local(face) {
+            let unix_ms = self.cfg.unix_epoch_offset_ms + now.as_nanos() / 1_000_000;
+            if let Err(why) =
+                self.scope
+                    .check_non_local(face, interest, request.as_ref().ok(), unix_ms)
+            {
+                self.scope.refused(now, face, why, &interest.name);
+                let params = match &request {
+                    Ok(Request::Command { params, .. }) => (**params).clone(),
+                    _ => ControlParameters::default(),
+                };
+                let resp = ControlResponse::new(status::FORBIDDEN, why.as_str(), params);
+                reply(now, ops, face, &interest.name, &resp);
+                return;
+            }
+        }
+        match request {
             Ok(Request::Command {
                 module,
                 verb,

@@ -16,6 +16,9 @@ impl FwdOps for Fake {
     fn face_exists(&self, face: u64) -> bool {
         self.faces.contains(&face)
     }
+    fn face_is_local(&self, _face: u64) -> bool {
+        true
+    }
     fn face_uris(&self, face: u64) -> Option<(String, String)> {
         self.face_exists(face).then(|| {
             (

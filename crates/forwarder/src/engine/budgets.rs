@@ -1,0 +1,195 @@
+//! Byte budgets and fair shares of the tables (`[limits]`): no single
+//! face may hold more than `face_share_pct` % of the PIT or of the
+//! reassembly budget, and the last 1/16 of the PIT (entries and bytes) is
+//! kept for local faces, so `icnfwd status` and a local producer's
+//! registration still work while a peer floods. Also the accounting the
+//! budgets need (bytes held, shrinking after a flood, the shell's drops).
+
+use bytes::Bytes;
+use cc_core::Timestamp;
+use icn_tlv::{LpPacket, TlvError};
+
+use super::counters::DropReason;
+use super::face::FaceId;
+use super::forwarder::Forwarder;
+
+/// The fraction of the PIT kept for local faces: 1 / this.
+const LOCAL_RESERVE_DIV: usize = 16;
+
+/// Largest NDN packet (NDN packet format: 8800 octets).
+pub const MAX_NDN_PACKET: usize = 8800;
+
+/// Whether a container with `cap` slots for `len` items is worth shrinking.
+pub(super) fn spare(len: usize, cap: usize) -> bool {
+    cap > 2 * len + 1024
+}
+
+/// `share_pct` % of `total`, at least 1.
+fn share(total: usize, share_pct: u32) -> usize {
+    (total / 100).saturating_mul(share_pct as usize).max(1)
+}
+
+impl Forwarder {
+    /// The bound that applies to a face: all of `total` for local faces,
+    /// the part not reserved for them otherwise.
+    fn scoped(total: usize, local: bool) -> usize {
+        if local {
+            total
+        } else {
+            total - total / LOCAL_RESERVE_DIV
+        }
+    }
+
+    /// Counts a drop the shell made before or after the engine (oversized
+    /// datagrams, refused peers, full send backlogs), on `face` if known.
+    pub fn count_drop(&mut self, face: Option<FaceId>, reason: DropReason) {
+        match face {
+            Some(f) => self.drop_packet(f, reason),
+            None => self.counters.drops.add(reason),
+        }
+    }
+
+    /// Whether the PIT has room for a new entry from a face of this scope.
+    pub(super) fn pit_has_room(&self, local: bool) -> bool {
+        self.pit.len() < Self::scoped(self.cfg.pit_max_entries, local)
+    }
+
+    /// Whether `face` may add an in-record of `bytes` octets: within the
+    /// PIT byte budget, and (non-local faces) within its share of the
+    /// entries and of the bytes. The refusal's drop reason otherwise.
+    pub(super) fn pit_admits(
+        &self,
+        face: FaceId,
+        local: bool,
+        bytes: usize,
+    ) -> Result<(), DropReason> {
+        let max_bytes = Self::scoped(self.cfg.pit_max_bytes, local);
+        if self.pit.in_bytes() + bytes > max_bytes {
+            return Err(DropReason::PitFull);
+        }
+        if !local
+            && self.pit.face_records(face)
+                >= share(self.cfg.pit_max_entries, self.cfg.face_share_pct)
+        {
+            return Err(DropReason::FaceShare);
+        }
+        Ok(())
+    }
+
+    /// Feeds a fragment to the face's reassembler within the global byte
+    /// budget; the face's own share is its reassembler's byte bound.
+    pub(super) fn reassemble_within_budget(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        lp: LpPacket,
+    ) -> Result<Option<LpPacket>, DropReason> {
+        let piece = lp.fragment.as_ref().map_or(0, Bytes::len);
+        if self.reassembly_bytes + piece > self.cfg.reassembly_max_bytes {
+            return Err(DropReason::Reassembly);
+        }
+        let f = self.faces.0.get_mut(&face).ok_or(DropReason::UnknownFace)?;
+        let r = f.reassembler.as_mut().ok_or(DropReason::Reassembly)?;
+        let before = r.bytes();
+        let res = r.push(now.as_nanos(), face.0, lp);
+        self.reassembly_bytes = self.reassembly_bytes + r.bytes() - before;
+        // Partial packets live until strictly after their deadline.
+        f.reassembly_deadline = r
+            .next_deadline_ns()
+            .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
+        res.map_err(|e| match e {
+            TlvError::PacketTooLarge => DropReason::Oversized,
+            TlvError::ReassemblyFull => DropReason::FaceShare,
+            _ => DropReason::Reassembly,
+        })
+    }
+
+    /// A face's reassembler: its share of the byte budget, NDN's packet bound.
+    pub(super) fn new_reassembler(&self) -> icn_tlv::Reassembler {
+        icn_tlv::Reassembler::new(self.cfg.reassembly_max_partial, self.cfg.reassembly_timeout)
+            .with_byte_limits(
+                share(self.cfg.reassembly_max_bytes, self.cfg.face_share_pct),
+                MAX_NDN_PACKET,
+            )
+    }
+
+    /// The byte accounting matches the tables, and they are within budget.
+    pub(super) fn check_budgets(&self) -> Result<(), String> {
+        let (mut bytes, mut records) = (0, std::collections::HashMap::new());
+        for e in self.pit.ids().filter_map(|id| self.pit.get(id)) {
+            for r in &e.in_records {
+                bytes += r.wire.len();
+                *records.entry(r.face).or_insert(0usize) += 1;
+            }
+        }
+        if bytes != self.pit.in_bytes() || bytes > self.cfg.pit_max_bytes {
+            return Err(format!(
+                "PIT bytes {} booked {}",
+                bytes,
+                self.pit.in_bytes()
+            ));
+        }
+        if records.iter().any(|(f, n)| self.pit.face_records(*f) != *n) {
+            return Err("PIT records per face mismatch".into());
+        }
+        let held: usize = self
+            .faces
+            .0
+            .values()
+            .filter_map(|f| f.reassembler.as_ref())
+            .map(icn_tlv::Reassembler::bytes)
+            .sum();
+        if held != self.reassembly_bytes || held > self.cfg.reassembly_max_bytes {
+            return Err(format!(
+                "reassembly bytes {held} booked {}",
+                self.reassembly_bytes
+            ));
+        }
+        let queued: usize = self
+            .faces
+            .0
+            .values()
+            .map(|f| super::egress::queued_bytes_of(&f.info.queue))
+            .sum();
+        if queued != self.queued_bytes || queued > self.cfg.queue_max_bytes {
+            return Err(format!("queue bytes {queued} booked {}", self.queued_bytes));
+        }
+        Ok(())
+    }
+
+    /// Drops the spare capacity of tables that have drained (after a
+    /// flood); true when something was released. Cheap when nothing did.
+    pub fn shrink_tables(&mut self) -> bool {
+        let pit = self.pit.shrink();
+        let dnl = self.dnl.shrink();
+        pit || dnl
+    }
+
+    /// Octets held by all reassemblers.
+    pub fn reassembly_bytes(&self) -> usize {
+        self.reassembly_bytes
+    }
+
+    /// Octets in all egress queues.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes
+    }
+
+    /// Interest octets held by PIT in-records.
+    pub fn pit_bytes(&self) -> usize {
+        self.pit.in_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_and_reserve() {
+        assert_eq!(share(1000, 25), 250);
+        assert_eq!(share(10, 25), 1);
+        assert_eq!(Forwarder::scoped(1600, true), 1600);
+        assert_eq!(Forwarder::scoped(1600, false), 1500);
+    }
+}
