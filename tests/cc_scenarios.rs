@@ -505,11 +505,19 @@ fn check_qsccp_classes(r: &RunResult) -> Vec<String> {
         Some(f.rtt_p95_ms? - f.rtt_min_ms?)
     };
     let others = ["af2", "af1", "be"].map(|c| queueing(c).unwrap_or(f64::INFINITY));
+    // Below half the best other class's, or two Data serialisations at the
+    // bottleneck, whichever is more: the link is not preemptive, so an EF
+    // Data may wait behind the DT Data in service and then serialise
+    // itself (2 × 6.4 ms here). Measured: EF 9.7-12 ms above its minimum
+    // before and after QSCCP's DT headroom; the DT classes' queueing fell
+    // from 40-90 ms (σ let their queues stand) to 7-10 ms, so half of
+    // theirs went below what a non-preemptive link allows any class.
     if let Some(ef) = queueing("ef") {
         let best = others.into_iter().fold(f64::INFINITY, f64::min);
-        if ef >= best / 2.0 {
+        let floor = 2.0 * serialisation_ms;
+        if ef >= (best / 2.0).max(floor) {
             e.push(format!(
-                "EF queueing (RTT p95 - min) {ef:.1} ms not below half the best other class's ({best:.1} ms)"
+                "EF queueing (RTT p95 - min) {ef:.1} ms not below half the best other class's ({best:.1} ms) nor two Data serialisations ({floor:.1} ms)"
             ));
         }
     }
