@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::bins::Bins;
+use super::derive::derive;
 use super::mgmt::{FaceSnapshot, MgmtConn};
-use super::results::{derive, RunResult};
-use super::scenario::{Flow, Scenario};
 use super::topo::{cc_section, cc_supported, Caps, ChildGuard, Testbed};
+use crate::results::RunResult;
+use crate::scenario::{Flow, Scenario};
 
 /// Sampling period of the face counters.
 pub const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
