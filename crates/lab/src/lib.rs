@@ -6,8 +6,10 @@
 mod error;
 pub mod metrics;
 pub mod real;
+pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod sim;
 
 pub use error::LabError;
 pub use scenario::{scenario_path, Scenario};

@@ -130,7 +130,7 @@ impl RunResult {
 pub struct Measurements {
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
-    pub drops: u64,
+    /// `node:reason` -> drops during the run (non-zero only).
     pub drops_by_reason: BTreeMap<String, u64>,
     pub penalised_flows: BTreeMap<String, u64>,
     /// Whether links had their propagation delay (always, in virtual time).
@@ -143,11 +143,15 @@ pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunRe
     let Measurements {
         flows,
         links,
-        drops,
         drops_by_reason,
         penalised_flows,
         emulation,
     } = m;
+    let drops = drops_by_reason
+        .iter()
+        .filter(|(r, _)| is_congestion_drop(r.rsplit(':').next().unwrap_or(r)))
+        .map(|(_, c)| c)
+        .sum();
     let half = t_end / 2.0;
     let long: Vec<f64> = flows
         .iter()
@@ -244,27 +248,37 @@ pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunRe
     }
 }
 
-/// The table header.
-pub fn table_header() -> String {
+/// The table's columns.
+pub const TABLE_COLUMNS: [&str; 12] = [
+    "scenario",
+    "scheme",
+    "util%",
+    "jain",
+    "p95q_ms",
+    "rttq_ms",
+    "drops",
+    "marks",
+    "nacks",
+    "settle_s",
+    "over%",
+    "flows Mbit/s (last half)",
+];
+
+/// Cells padded to the table's column widths.
+fn padded<S: std::fmt::Display>(c: &[S; 12]) -> String {
     format!(
         "{:<10} {:<7} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>8} {:>6}  {}",
-        "scenario",
-        "scheme",
-        "util%",
-        "jain",
-        "p95q_ms",
-        "rttq_ms",
-        "drops",
-        "marks",
-        "nacks",
-        "settle_s",
-        "over%",
-        "flows Mbit/s (last half)"
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]
     )
 }
 
-/// One table row.
-pub fn table_row(r: &RunResult) -> String {
+/// The table header.
+pub fn table_header() -> String {
+    padded(&TABLE_COLUMNS)
+}
+
+/// The table's cells of one run, in the header's order.
+pub fn table_cells(r: &RunResult) -> [String; 12] {
     let b = r.bottleneck();
     let nacks: u64 = r.flows.iter().map(|f| f.nacks).sum();
     let flows: Vec<String> = r
@@ -280,22 +294,27 @@ pub fn table_row(r: &RunResult) -> String {
     let over = r
         .overshoot
         .map_or_else(|| "-".to_string(), |o| format!("{:.0}", o * 100.0));
-    let mut s = format!(
-        "{:<10} {:<7} {:>6.1} {:>6.3} {:>8.1} {:>8} {:>6} {:>6} {:>6} {:>8} {:>6}  {}",
-        r.scenario,
-        r.scheme,
-        b.utilisation * 100.0,
-        r.jain,
-        b.queue_p95_ms,
+    [
+        r.scenario.clone(),
+        r.scheme.clone(),
+        format!("{:.1}", b.utilisation * 100.0),
+        format!("{:.3}", r.jain),
+        format!("{:.1}", b.queue_p95_ms),
         r.flow_queueing_p95_ms()
             .map_or_else(|| "-".to_string(), |q| format!("{q:.1}")),
-        r.drops,
-        b.marks,
-        nacks,
+        r.drops.to_string(),
+        b.marks.to_string(),
+        nacks.to_string(),
         settle,
         over,
-        flows.join(" ")
-    );
+        flows.join(" "),
+    ]
+}
+
+/// What follows the flows on a row: the other measured links, and a note
+/// when links ran without their delay.
+pub fn table_suffix(r: &RunResult) -> String {
+    let mut s = String::new();
     for l in &r.links[1..] {
         let _ = write!(
             s,
@@ -309,4 +328,9 @@ pub fn table_row(r: &RunResult) -> String {
         s.push_str(" (no delay emulation)");
     }
     s
+}
+
+/// One table row.
+pub fn table_row(r: &RunResult) -> String {
+    padded(&table_cells(r)) + &table_suffix(r)
 }

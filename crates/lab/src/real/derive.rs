@@ -196,11 +196,6 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
         .map(|(r, c)| (r.clone(), c - before.get(r).copied().unwrap_or(0).min(*c)))
         .filter(|(_, c)| *c > 0)
         .collect();
-    let drops = drops_by_reason
-        .iter()
-        .filter(|(r, _)| is_congestion_drop(r.rsplit(':').next().unwrap_or(r)))
-        .map(|(_, c)| c)
-        .sum();
     let penalised_flows = penalties_of(&d.last);
     finish(
         sc,
@@ -209,7 +204,6 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
         Measurements {
             flows,
             links,
-            drops,
             drops_by_reason,
             penalised_flows,
             emulation: d.caps.emulation,
