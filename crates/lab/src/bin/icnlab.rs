@@ -140,7 +140,7 @@ fn run_one(sc: &Scenario, scheme: &str, c: &Common) -> Result<RunResult> {
         let r = real::run::run(sc, scheme, duration_s, &bins);
         done.store(true, Ordering::Relaxed);
         let _ = ticker.join();
-        r.map_err(anyhow::Error::msg)?
+        r?
     } else {
         let opts = SimOptions {
             seed: c.seed,

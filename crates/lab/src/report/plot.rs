@@ -8,6 +8,21 @@ use crate::LabError;
 
 const SIZE: (u32, u32) = (760, 400);
 
+/// Tableau's ten colours: distinct on screen and in print (Palette99's
+/// yellow vanished on white).
+const COLOURS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
 /// A series' line label: the flow or link, with the scheme when several
 /// schemes share the plot.
 fn label(s: &Series, several_schemes: bool) -> String {
@@ -76,12 +91,12 @@ pub fn svg(f: &Figure) -> Result<String, LabError> {
             .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
-            .x_desc(if f.cdf { f.column } else { "time (s)" })
+            .x_desc(f.x_label)
             .y_desc(f.y_label)
             .draw()
             .map_err(|e| err(&e))?;
         for (i, (name, p)) in lines.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+            let color = COLOURS[i % COLOURS.len()];
             chart
                 .draw_series(LineSeries::new(p.iter().copied(), color.stroke_width(2)))
                 .map_err(|e| err(&e))?
@@ -93,7 +108,11 @@ pub fn svg(f: &Figure) -> Result<String, LabError> {
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.8))
                 .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperRight)
+                .position(if f.cdf {
+                    SeriesLabelPosition::LowerRight
+                } else {
+                    SeriesLabelPosition::UpperRight
+                })
                 .draw()
                 .map_err(|e| err(&e))?;
         }

@@ -20,6 +20,7 @@ pub struct Figure {
     pub title: &'static str,
     /// CSV column of the value (with its unit).
     pub column: &'static str,
+    pub x_label: &'static str,
     pub y_label: &'static str,
     /// Plotted as a CDF of the values (x: value, y: fraction).
     pub cdf: bool,
@@ -33,6 +34,7 @@ impl Figure {
             stem,
             title,
             column,
+            x_label: "time (s)",
             y_label: column,
             cdf: false,
             plotted: false,
@@ -66,6 +68,7 @@ pub fn figures(runs: &[RunResult]) -> Vec<Figure> {
     let mut rtt = Figure::new("flow_rtt", "RTT samples per flow", "rtt_ms");
     let mut rtt_cdf = Figure::new("rtt_cdf", "CDF of RTT samples", "rtt_ms").plot("fraction");
     rtt_cdf.cdf = true;
+    rtt_cdf.x_label = "RTT (ms)";
     let mut send = Figure::new(
         "flow_send_rate",
         "Consumer sending rate (rate laws)",

@@ -115,6 +115,9 @@ pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Resul
         }
         let app = net.add_consumer(nodes[&f.consumer]);
         let at = |s: f64| Timestamp::ZERO + Duration::from_nanos((s * scale * 1e9) as u64);
+        if f.size_bytes.is_some() {
+            tracing::warn!(flow = %f.name, "size_mb is ignored in virtual time: the flow fetches until stop_s");
+        }
         let opts = consumer_options(sc, scheme, f)?;
         let mut rng = SmallRng::seed_from_u64(seed ^ (0x9e37_79b9 * (i as u64 + 1)));
         flows.push(
