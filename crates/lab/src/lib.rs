@@ -3,6 +3,7 @@
 //! icnfwd/icnput/icncat processes in network namespaces ([`real`]), with
 //! the same table ([`results`]) and a report a person reads ([`report`]).
 
+pub mod agree;
 mod error;
 pub mod metrics;
 pub mod real;

@@ -10,6 +10,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
+use icn_lab::agree::Agreement;
 use icn_lab::report::{self, ReportMeta};
 use icn_lab::results::RunResult;
 use icn_lab::scenario::SCHEMES;
@@ -33,12 +34,26 @@ enum Cmd {
     Run {
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        mode: Mode,
         /// The scheme (none, pcon, rcp, mircc, ccc, wincm, qsccp).
         #[arg(long)]
         scheme: String,
     },
     /// Runs several schemes on a scenario and reports them side by side.
     Compare {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        mode: Mode,
+        /// Comma-separated schemes; default: the scenario's `schemes`.
+        #[arg(long, value_delimiter = ',')]
+        schemes: Vec<String>,
+    },
+    /// Runs each scheme in virtual time and on namespaces (root) and checks
+    /// they agree (utilisation within 5 points, flow rates within 10 %,
+    /// p95 queue within 10 ms or 2x).
+    Agree {
         #[command(flatten)]
         common: Common,
         /// Comma-separated schemes; default: the scenario's `schemes`.
@@ -48,15 +63,19 @@ enum Cmd {
 }
 
 #[derive(Args)]
-struct Common {
-    /// A scenario file, or the name of one in configs/scenarios.
-    scenario: String,
+struct Mode {
     /// Virtual-time network with real engines (the default; no root).
     #[arg(long, conflicts_with = "real")]
     sim: bool,
     /// icnfwd/icnput/icncat in network namespaces (root, iproute2).
     #[arg(long)]
     real: bool,
+}
+
+#[derive(Args)]
+struct Common {
+    /// A scenario file, or the name of one in configs/scenarios.
+    scenario: String,
     /// Seed of the virtual-time run (links' loss, consumers' choices).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -66,6 +85,9 @@ struct Common {
     /// Sampling period of the virtual-time series, ms.
     #[arg(long, default_value_t = 100)]
     sample_ms: u64,
+    /// Data content bytes of every scheme (the file's `[segment_bytes]` otherwise).
+    #[arg(long)]
+    segment_bytes: Option<u32>,
     /// Run directory; default lab-runs/<scenario>-<scheme(s)>-<UTC time>.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -105,7 +127,7 @@ fn progress_line(what: &str, t: f64, total: f64, wall: f64) {
     let _ = e.flush();
 }
 
-fn run_one(sc: &Scenario, scheme: &str, c: &Common) -> Result<RunResult> {
+fn run_one(sc: &Scenario, scheme: &str, c: &Common, real: bool) -> Result<RunResult> {
     if !SCHEMES.contains(&scheme) {
         bail!("unknown scheme {scheme:?} (known: {SCHEMES:?})");
     }
@@ -113,13 +135,9 @@ fn run_one(sc: &Scenario, scheme: &str, c: &Common) -> Result<RunResult> {
     if !(duration_s > 0.0 && duration_s <= 600.0) {
         bail!("--duration must be in (0, 600] s");
     }
-    let what = format!(
-        "{} {}/{scheme}",
-        if c.real { "real" } else { "sim" },
-        sc.name
-    );
+    let what = format!("{} {}/{scheme}", if real { "real" } else { "sim" }, sc.name);
     let wall = Instant::now();
-    let r = if c.real {
+    let r = if real {
         if !real::netns::available() {
             bail!("--real needs root and a working `ip netns` (iproute2); --sim runs without");
         }
@@ -159,41 +177,100 @@ fn run_one(sc: &Scenario, scheme: &str, c: &Common) -> Result<RunResult> {
     Ok(r)
 }
 
+/// `run` and `compare`: each scheme with one runner.
+fn run_schemes(
+    sc: &Scenario,
+    schemes: &[String],
+    c: &Common,
+    real: bool,
+) -> Result<Vec<RunResult>> {
+    schemes
+        .iter()
+        .map(|s| run_one(sc, s, c, real).with_context(|| format!("{}/{s}", sc.name)))
+        .collect()
+}
+
+/// `agree`: each scheme both ways; the runs (named `scheme/sim`,
+/// `scheme/real`) and the agreement table.
+fn agree(sc: &Scenario, schemes: &[String], c: &Common) -> Result<(Vec<RunResult>, String)> {
+    let mut runs = Vec::new();
+    let mut table = Agreement::header();
+    for s in schemes {
+        let mut sim = run_one(sc, s, c, false)?;
+        let mut real = run_one(sc, s, c, true)?;
+        table.push('\n');
+        table.push_str(&Agreement::of(&sim, &real).row());
+        sim.scheme = format!("{s}/sim");
+        real.scheme = format!("{s}/real");
+        runs.extend([sim, real]);
+    }
+    table.push('\n');
+    Ok((runs, table))
+}
+
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
-    let (common, schemes) = match cli.cmd {
-        Cmd::Run { common, scheme } => (common, vec![scheme]),
-        Cmd::Compare { common, schemes } => (common, schemes),
+    let (common, schemes, mode) = match Cli::parse().cmd {
+        Cmd::Run {
+            common,
+            mode,
+            scheme,
+        } => (common, vec![scheme], Some(mode)),
+        Cmd::Compare {
+            common,
+            mode,
+            schemes,
+        } => (common, schemes, Some(mode)),
+        Cmd::Agree { common, schemes } => (common, schemes, None),
     };
-    let path = scenario_path(&common.scenario);
-    let sc = Scenario::load(&path)?;
+    let mut sc = Scenario::load(&scenario_path(&common.scenario))?;
     let schemes = if schemes.is_empty() {
         sc.schemes.clone()
     } else {
         schemes
     };
-    let runs = schemes
-        .iter()
-        .map(|s| run_one(&sc, s, &common).with_context(|| format!("{}/{s}", sc.name)))
-        .collect::<Result<Vec<_>>>()?;
+    if let Some(b) = common.segment_bytes {
+        for s in SCHEMES {
+            sc.segment_bytes.insert(s.to_string(), b);
+        }
+    }
+    let (runs, agreement, mode) = match mode {
+        Some(m) => (
+            run_schemes(&sc, &schemes, &common, m.real)?,
+            None,
+            if m.real {
+                "network namespaces (real icnfwd, icnput, icncat)".to_string()
+            } else {
+                format!("virtual time, real engines (seed {})", common.seed)
+            },
+        ),
+        None => {
+            let (runs, table) = agree(&sc, &schemes, &common)?;
+            (
+                runs,
+                Some(table),
+                format!("virtual time (seed {}) and network namespaces", common.seed),
+            )
+        }
+    };
     let out = common.out.clone().unwrap_or_else(|| {
         PathBuf::from("lab-runs").join(format!("{}-{}-{}", sc.name, schemes.join("+"), utc_stamp()))
     });
     let meta = ReportMeta {
         scenario: &sc,
-        mode: if common.real {
-            "network namespaces (real icnfwd, icnput, icncat)".to_string()
-        } else {
-            format!("virtual time, real engines (seed {})", common.seed)
-        },
+        mode,
         command: std::env::args().collect::<Vec<_>>().join(" "),
     };
     report::write_dir(&out, &meta, &runs)?;
     print!("{}", report::summary(&runs));
+    if let Some(t) = agreement {
+        std::fs::write(out.join("agreement.txt"), &t)
+            .with_context(|| format!("writing {}", out.display()))?;
+        print!("\n{t}");
+    }
     println!("report: {}", out.join("report.html").display());
     Ok(())
 }
