@@ -69,8 +69,10 @@ pub fn svg(f: &Figure) -> Result<String, LabError> {
         x1 = x1.max(x);
         y1 = y1.max(y);
     }
-    if !x0.is_finite() || x1 <= x0 {
-        (x0, x1) = (0.0, x0.max(0.0) + 1.0);
+    if !x0.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    } else if x1 <= x0 {
+        x1 = x0 + 1.0;
     }
     let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
     let mut out = String::new();
@@ -119,4 +121,35 @@ pub fn svg(f: &Figure) -> Result<String, LabError> {
         root.present().map_err(|e| err(&e))?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::series::Series;
+
+    fn figure(series: Vec<Series>) -> Figure {
+        Figure {
+            stem: "t",
+            title: "T",
+            column: "v",
+            x_label: "time (s)",
+            y_label: "v",
+            cdf: false,
+            plotted: true,
+            series,
+        }
+    }
+
+    #[test]
+    fn an_empty_or_single_point_figure_still_draws_a_frame() {
+        let empty = svg(&figure(Vec::new())).unwrap();
+        assert!(empty.starts_with("<svg") && empty.contains("no data in this run"));
+        let one = Series {
+            scheme: "s".into(),
+            entity: "e".into(),
+            points: vec![(2.0, 3.0)],
+        };
+        assert!(svg(&figure(vec![one])).unwrap().starts_with("<svg"));
+    }
 }

@@ -1,21 +1,19 @@
 //! The scenario as a virtual-time network: one real engine per node,
 //! configured from the same `[cc]` table the namespace runner gives icnfwd,
 //! one link per `[[link]]`, the routes the namespace runner installs, a
-//! producer and an icncat scheme consumer per flow.
+//! producer and an icncat fetch per flow.
 
 use std::collections::BTreeMap;
 
 use cc_core::{Duration, LawKind, Timestamp};
 use icn_consumer::scheme::parse_service_class;
-use icn_consumer::{RateSpec, Scheme, SchemeOptions};
+use icn_consumer::{RateSpec, SchemeOptions};
 use icn_forwarder::config::Config;
 use icn_forwarder::engine::{EngineConfig, FaceId};
-use icn_forwarder::testing::flows::LawFlow;
 use icn_forwarder::testing::{LinkParams, Network, NodeId};
 use icn_tlv::Name;
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
 
+use super::consumer::FetchFlow;
 use crate::real::topo::{cc_section, Caps};
 use crate::scenario::{Flow, Scenario};
 use crate::LabError;
@@ -26,7 +24,9 @@ pub(super) struct Built {
     pub nodes: BTreeMap<String, NodeId>,
     /// (node, neighbour) -> the node's face towards the neighbour.
     pub faces: BTreeMap<(String, String), FaceId>,
-    pub flows: Vec<LawFlow<Scheme>>,
+    pub flows: Vec<FetchFlow>,
+    /// Per flow: its consumer's node and application face.
+    pub app_faces: Vec<(NodeId, FaceId)>,
 }
 
 /// The engine icnfwd would run for `scheme` on this scenario: the daemon's
@@ -100,7 +100,7 @@ pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Resul
         faces.insert((l.b.clone(), l.a.clone()), fb);
     }
     let segment_bytes = sc.segment_bytes_for(scheme) as usize;
-    let mut flows = Vec::new();
+    let (mut flows, mut app_faces) = (Vec::new(), Vec::new());
     for (i, f) in sc.flows.iter().enumerate() {
         let prefix = format!("/{}", f.name);
         let name: Name = prefix
@@ -114,29 +114,27 @@ pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Resul
                 .map_err(|e| LabError::Unsupported(format!("route at {node}: {e:?}")))?;
         }
         let app = net.add_consumer(nodes[&f.consumer]);
+        app_faces.push((nodes[&f.consumer], net.app_face(app)));
         let at = |s: f64| Timestamp::ZERO + Duration::from_nanos((s * scale * 1e9) as u64);
         if f.size_bytes.is_some() {
             tracing::warn!(flow = %f.name, "size_mb is ignored in virtual time: the flow fetches until stop_s");
         }
         let opts = consumer_options(sc, scheme, f)?;
-        let mut rng = SmallRng::seed_from_u64(seed ^ (0x9e37_79b9 * (i as u64 + 1)));
-        flows.push(
-            LawFlow::new(
-                app,
-                &prefix,
-                Scheme::new(&opts),
-                at(f.start_s),
-                at(f.stop_s),
-            )
-            .with_tagger(Box::new(move |law: &mut Scheme, seg| {
-                law.tag(seg, &mut rng)
-            })),
-        );
+        let flow_seed = seed ^ (0x9e37_79b9 * (i as u64 + 1));
+        flows.push(FetchFlow::new(
+            app,
+            name,
+            &opts,
+            flow_seed,
+            at(f.start_s),
+            at(f.stop_s),
+        ));
     }
     Ok(Built {
         net,
         nodes,
         faces,
         flows,
+        app_faces,
     })
 }

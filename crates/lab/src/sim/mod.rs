@@ -1,14 +1,14 @@
 //! The virtual-time runner: the scenario in `icn_forwarder::testing::Network`
-//! with real engines and icncat's scheme consumers, driven in 1 ms steps of
+//! with real engines and icncat's fetch per flow, driven in 1 ms steps of
 //! simulated time (no sleeps, no root), reproducible from a seed.
 
 mod build;
+mod consumer;
 mod sample;
 
 use std::collections::BTreeMap;
 
-use cc_core::{Duration, SendLimit, Timestamp};
-use icn_forwarder::testing::flows::drive;
+use cc_core::{Duration, Timestamp};
 
 use crate::metrics::{mean_rate, percentile, windowed_rates};
 use crate::results::{finish, FlowResult, LinkResult, Measurements, RunResult, RATE_WINDOW_S};
@@ -28,8 +28,8 @@ pub struct SimOptions {
     pub sample_ms: u64,
 }
 
-/// Engine tick of the consumers: icncat reacts to each packet, 1 ms is
-/// below every scenario's RTT.
+/// Tick of the consumers: icncat reacts to each packet and paces in
+/// microseconds; 1 ms is below every scenario's RTT.
 const STEP: Duration = Duration::from_millis(1);
 
 fn secs(t: Timestamp) -> f64 {
@@ -49,29 +49,30 @@ pub fn run(
     let end = Timestamp::ZERO + Duration::from_nanos((opts.duration_s * 1e9) as u64);
     let period = Duration::from_millis(opts.sample_ms.max(1));
     let mut links: Vec<Vec<LinkSample>> = vec![Vec::new(); sc.measure.len()];
-    let mut send_rates: Vec<Vec<(f64, f64)>> = vec![Vec::new(); sc.flows.len()];
+    // Per flow: (run time s, Data bytes and Nacks its app face received).
+    let mut apps: Vec<Vec<(f64, u64, u64)>> = vec![Vec::new(); sc.flows.len()];
     let mut last_report = -1.0;
     while b.net.now() < end {
         let next = (b.net.now() + period).min(end);
-        drive(&mut b.net, &mut b.flows, next, STEP);
+        while b.net.now() < next {
+            for f in &mut b.flows {
+                f.tick(&mut b.net);
+            }
+            b.net.run_for(STEP);
+        }
         for (k, s) in sample::sample_links(sc, &b).into_iter().enumerate() {
             links[k].push(s);
         }
         let t = secs(b.net.now());
-        for (i, f) in b.flows.iter().enumerate() {
-            if let SendLimit::Rate {
-                interests_per_sec, ..
-            } = cc_core::ConsumerLaw::limit(&f.law)
-            {
-                send_rates[i].push((t, interests_per_sec));
-            }
+        for (i, s) in sample::sample_apps(&b).into_iter().enumerate() {
+            apps[i].push((t, s.0, s.1));
         }
         if t - last_report >= 1.0 || b.net.now() >= end {
             progress(t, opts.duration_s);
             last_report = t;
         }
     }
-    Ok(measure(sc, scheme, &b, &links, send_rates, opts))
+    Ok(measure(sc, scheme, &b, &links, &apps, opts))
 }
 
 /// The figures of a finished run, in the namespace runner's terms.
@@ -80,41 +81,24 @@ fn measure(
     scheme: &str,
     b: &Built,
     links: &[Vec<LinkSample>],
-    send_rates: Vec<Vec<(f64, f64)>>,
+    apps: &[Vec<(f64, u64, u64)>],
     opts: &SimOptions,
 ) -> RunResult {
     let t_end = opts.duration_s;
     let half = t_end / 2.0;
     let scale = t_end / sc.duration_s;
-    let times: Vec<f64> = links[0].iter().map(|s| s.t_s).collect();
     let flows = sc
         .flows
         .iter()
         .zip(&b.flows)
-        .zip(send_rates)
-        .map(|((f, lf), send_rates)| {
+        .zip(apps)
+        .map(|((f, ff), app)| {
             let (start, stop) = (f.start_s * scale, f.stop_s * scale);
-            // Cumulative Data bytes at every sample, as the namespace
-            // runner reads the consumer face's counter.
-            let mut acc = 0usize;
-            let mut data = lf.stats.data.iter().peekable();
-            let bytes: Vec<(f64, f64)> = times
-                .iter()
-                .map(|&t| {
-                    while let Some((_, n)) = data.next_if(|(at, _)| secs(*at) <= t) {
-                        acc += n;
-                    }
-                    (t, acc as f64)
-                })
-                .collect();
+            // Data bytes icnfwd delivered to the consumer's face, as the
+            // namespace runner reads them.
+            let bytes: Vec<(f64, f64)> = app.iter().map(|&(t, b, _)| (t, b as f64)).collect();
             let (a, z) = (start.max(half), stop.min(t_end));
-            let rtt_series_ms: Vec<(f64, f64)> = lf
-                .stats
-                .rtts
-                .iter()
-                .map(|(t, r)| (secs(*t), r.as_secs_f64() * 1e3))
-                .collect();
-            let rtts: Vec<f64> = rtt_series_ms.iter().map(|x| x.1).collect();
+            let rtts: Vec<f64> = ff.rtts.iter().map(|x| x.1).collect();
             FlowResult {
                 name: f.name.clone(),
                 class: f.class.clone(),
@@ -129,11 +113,11 @@ fn measure(
                     .into_iter()
                     .map(|(t, r)| (t, r * 8.0))
                     .collect(),
-                send_rates,
-                nacks: lf.stats.congestion_nacks + lf.stats.other_nacks,
+                send_rates: ff.send_rates.clone(),
+                nacks: app.last().map_or(0, |x| x.2),
                 rtt_min_ms: rtts.iter().copied().reduce(f64::min),
                 rtt_p95_ms: percentile(&rtts[rtts.len() / 2..], 0.95),
-                rtt_series_ms,
+                rtt_series_ms: ff.rtts.clone(),
                 error: None,
                 icncat_stats: None,
             }

@@ -64,3 +64,16 @@ pub(super) fn sample_links(sc: &Scenario, b: &Built) -> Vec<LinkSample> {
         })
         .collect()
 }
+
+/// (Data bytes, Nacks) each flow's application face has received so far.
+pub(super) fn sample_apps(b: &Built) -> Vec<(u64, u64)> {
+    b.app_faces
+        .iter()
+        .map(|&(n, face)| {
+            b.net
+                .node(n)
+                .face(face)
+                .map_or((0, 0), |f| (f.counters.n_out_bytes, f.counters.n_out_nacks))
+        })
+        .collect()
+}
