@@ -38,20 +38,10 @@ fn is_svg(text: &str) -> bool {
     t.starts_with("<svg") || t.starts_with("<?xml")
 }
 
-#[test]
-fn run_dumbbell_mircc_sim_writes_the_table_csvs_svgs_and_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run");
-    let args = [
-        "run",
-        &scenario("dumbbell"),
-        "--scheme",
-        "mircc",
-        "--sim",
-        "--duration",
-        "6",
-    ];
-    let stdout = icnlab(&args, &out);
+/// The files `icnlab run` promises, checked for content: the table, a
+/// JSON with three flows filling most of the dumbbell's bottleneck, CSVs
+/// with rows, SVGs that draw lines, and a report holding table and plots.
+fn check_dumbbell_mircc_run_dir(stdout: &str, out: &Path) {
     assert!(
         stdout.contains("p95q_ms") && stdout.contains("dumbbell   mircc"),
         "{stdout}"
@@ -98,6 +88,43 @@ fn run_dumbbell_mircc_sim_writes_the_table_csvs_svgs_and_report() {
         );
         assert!(html.contains(svg.trim_start().lines().next().unwrap()));
     }
+}
+
+#[test]
+fn run_dumbbell_mircc_sim_writes_the_table_csvs_svgs_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let args = [
+        "run",
+        &scenario("dumbbell"),
+        "--scheme",
+        "mircc",
+        "--sim",
+        "--duration",
+        "6",
+    ];
+    check_dumbbell_mircc_run_dir(&icnlab(&args, &out), &out);
+}
+
+/// The same set from real icnfwd/icnput/icncat processes (root; about ten
+/// seconds once the release binaries are built).
+#[test]
+fn run_dumbbell_mircc_real_writes_the_same_set() {
+    if !icn_lab::real::available_or_explain("icnlab run --real") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let args = [
+        "run",
+        &scenario("dumbbell"),
+        "--scheme",
+        "mircc",
+        "--real",
+        "--duration",
+        "6",
+    ];
+    check_dumbbell_mircc_run_dir(&icnlab(&args, &out), &out);
 }
 
 #[test]
