@@ -90,41 +90,35 @@ fn check_dumbbell_mircc_run_dir(stdout: &str, out: &Path) {
     }
 }
 
-#[test]
-fn run_dumbbell_mircc_sim_writes_the_table_csvs_svgs_and_report() {
+/// `icnlab run dumbbell --scheme mircc <mode> --duration 6`, checked.
+fn run_dumbbell_mircc(mode: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
+    let dumbbell = scenario("dumbbell");
     let args = [
         "run",
-        &scenario("dumbbell"),
+        &dumbbell,
         "--scheme",
         "mircc",
-        "--sim",
+        mode,
         "--duration",
         "6",
     ];
     check_dumbbell_mircc_run_dir(&icnlab(&args, &out), &out);
 }
 
+#[test]
+fn run_dumbbell_mircc_sim_writes_the_table_csvs_svgs_and_report() {
+    run_dumbbell_mircc("--sim");
+}
+
 /// The same set from real icnfwd/icnput/icncat processes (root; about ten
 /// seconds once the release binaries are built).
 #[test]
 fn run_dumbbell_mircc_real_writes_the_same_set() {
-    if !icn_lab::real::available_or_explain("icnlab run --real") {
-        return;
+    if icn_lab::real::available_or_explain("icnlab run --real") {
+        run_dumbbell_mircc("--real");
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run");
-    let args = [
-        "run",
-        &scenario("dumbbell"),
-        "--scheme",
-        "mircc",
-        "--real",
-        "--duration",
-        "6",
-    ];
-    check_dumbbell_mircc_run_dir(&icnlab(&args, &out), &out);
 }
 
 #[test]
