@@ -10,15 +10,13 @@
 //!
 //! Without root or `ip netns` every test prints a loud SKIPPED banner.
 
-#[path = "testbed/mod.rs"]
-mod testbed;
-
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use icn_lab::real as testbed;
+use icn_lab::results::{table_header, table_row, RunResult};
+use icn_lab::{scenario_path, Scenario};
 use icn_test_support::response::{Grid, Response};
-use testbed::results::{table_header, table_row, RunResult};
-use testbed::scenario::Scenario;
 
 fn full_mode() -> bool {
     std::env::var_os("ICN_TESTBED_FULL").is_some_and(|v| v != "0")
@@ -38,7 +36,7 @@ fn run_case(name: &str, scheme: &str, full: bool) -> Option<RunResult> {
     if let Some(r) = CACHE.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Some(r.clone());
     }
-    let sc = Scenario::load(&testbed::scenario_path(name)).unwrap_or_else(|e| panic!("{e}"));
+    let sc = Scenario::load(&scenario_path(name)).unwrap_or_else(|e| panic!("{e}"));
     let bins = testbed::bins::bins().unwrap_or_else(|e| panic!("{e}"));
     let duration = if full {
         sc.duration_s
@@ -485,7 +483,7 @@ fn check_qsccp_classes(r: &RunResult) -> Vec<String> {
             "EF RTT p95 {p95:?} ms not within 20 ms of its minimum {min:?} ms"
         )),
     }
-    let sc = Scenario::load(&testbed::scenario_path(&r.scenario)).unwrap_or_else(|e| panic!("{e}"));
+    let sc = Scenario::load(&scenario_path(&r.scenario)).unwrap_or_else(|e| panic!("{e}"));
     let ef = sc
         .flows
         .iter()
@@ -726,7 +724,7 @@ fn own_scenario() {
         panic!("set ICN_TESTBED_SCENARIO=path/to/scenario.toml");
     };
     let path = path.to_string_lossy().into_owned();
-    let sc = Scenario::load(&testbed::scenario_path(&path)).unwrap_or_else(|e| panic!("{e}"));
+    let sc = Scenario::load(&scenario_path(&path)).unwrap_or_else(|e| panic!("{e}"));
     let schemes: Vec<String> = match std::env::var("ICN_TESTBED_SCHEMES") {
         Ok(s) => s.split(',').map(|x| x.trim().to_string()).collect(),
         Err(_) => sc.schemes.clone(),
@@ -763,7 +761,7 @@ fn full_table() {
     let mut rows = Vec::new();
     let mut errors = Vec::new();
     for name in names {
-        let sc = Scenario::load(&testbed::scenario_path(name)).unwrap_or_else(|e| panic!("{e}"));
+        let sc = Scenario::load(&scenario_path(name)).unwrap_or_else(|e| panic!("{e}"));
         let mut runs = Vec::new();
         for scheme in &sc.schemes {
             let r = std::panic::catch_unwind(|| run_case(name, scheme, true));

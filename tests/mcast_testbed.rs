@@ -25,13 +25,11 @@
 //! `sudo -E cargo test --release --test mcast_testbed -- --nocapture`
 //! (`ICN_TESTBED_BIN_DIR` points at prebuilt binaries).
 
-#[path = "testbed/mod.rs"]
-mod testbed;
-
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use icn_lab::real as testbed;
 use serde_json::Value;
 use testbed::bins::{bins, Bins};
 use testbed::netns::{self, Netns};

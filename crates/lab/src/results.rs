@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::metrics::{jain, mean_rate, overshoot, percentile, settling_time, windowed_rates};
-use super::mgmt::FaceSnapshot;
-use super::run::RunData;
-use super::scenario::Scenario;
+use serde::Serialize;
+
+use crate::metrics::{jain, overshoot, settling_time};
+use crate::scenario::Scenario;
 
 /// Drop reasons that mean "congestion" (a full queue or the AQM).
 pub fn is_congestion_drop(reason: &str) -> bool {
@@ -21,7 +21,7 @@ pub const RATE_WINDOW_S: f64 = 0.5;
 /// Settling band around the fair share (relative).
 pub const SETTLING_BAND: f64 = 0.2;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FlowResult {
     pub name: String,
     pub class: String,
@@ -40,13 +40,16 @@ pub struct FlowResult {
     pub rtt_min_ms: Option<f64>,
     /// 95th percentile of the RTT samples of the flow's second half, ms.
     pub rtt_p95_ms: Option<f64>,
+    /// (run time s, RTT ms) of every RTT sample; the namespace runner has
+    /// no arrival times in icncat's log and puts the flow's start there.
+    pub rtt_series_ms: Vec<(f64, f64)>,
     pub error: Option<String>,
     /// icncat's `--stats-json`: written when the flow completed, and also
     /// when the harness stopped it at its stop time (SIGINT flushes it).
     pub icncat_stats: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct LinkResult {
     pub from: String,
     pub to: String,
@@ -61,9 +64,18 @@ pub struct LinkResult {
     /// returning Data (RCP R, MIRCC Rp) at every sample; empty for schemes
     /// that stamp none.
     pub stamped_rates: Vec<(f64, f64)>,
+    /// (run time s, bit/s): the target rate the link's scheduler announces
+    /// (QSCCP PECN), when it has one.
+    pub target_rates: Vec<(f64, f64)>,
+    /// (run time s, ms): Data backlog plus held Interests as Data time.
+    pub queue_series_ms: Vec<(f64, f64)>,
+    /// (window end s, fraction of capacity) of the Data the face sent.
+    pub utilisation_series: Vec<(f64, f64)>,
+    /// (run time s, cumulative congestion drops) on the link's sending node.
+    pub drops_series: Vec<(f64, f64)>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
     pub scenario: String,
     pub scheme: String,
@@ -112,168 +124,35 @@ impl RunResult {
     }
 }
 
-fn series(
-    samples: &[(f64, String, FaceSnapshot)],
-    node: &str,
-    f: impl Fn(&FaceSnapshot) -> Option<f64>,
-) -> Vec<(f64, f64)> {
-    samples
-        .iter()
-        .filter(|(_, n, _)| n == node)
-        .filter_map(|(t, _, s)| f(s).map(|v| (*t, v)))
-        .collect()
+/// What the runners measured, per flow and per link, before the figures
+/// computed over all of them.
+#[derive(Debug, Clone, Default)]
+pub struct Measurements {
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    /// `node:reason` -> drops during the run (non-zero only).
+    pub drops_by_reason: BTreeMap<String, u64>,
+    pub penalised_flows: BTreeMap<String, u64>,
+    /// Whether links had their propagation delay (always, in virtual time).
+    pub emulation: bool,
 }
 
-/// Drop counters as `node:reason` -> count, summed over the node's faces.
-/// (A face that closed during the run takes its counters with it.)
-fn drops_of(snaps: &BTreeMap<String, FaceSnapshot>) -> BTreeMap<String, u64> {
-    let mut m = BTreeMap::new();
-    for (node, s) in snaps {
-        for st in &s.states {
-            for (r, c) in &st.drops {
-                *m.entry(format!("{node}:{r}")).or_insert(0) += c;
-            }
-        }
-    }
-    m
-}
-
-/// node -> flows penalised as greedy on its faces so far (non-zero only).
-fn penalties_of(snaps: &BTreeMap<String, FaceSnapshot>) -> BTreeMap<String, u64> {
-    snaps
-        .iter()
-        .map(|(node, s)| {
-            (
-                node.clone(),
-                s.states.iter().map(|st| st.penalised_flows).sum(),
-            )
-        })
-        .filter(|(_, n)| *n > 0)
-        .collect()
-}
-
-pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
-    let t_end = d.duration_s;
-    let half = t_end / 2.0;
-    let mut flows = Vec::new();
-    for f in &sc.flows {
-        let (start, stop) = d.flow_times.get(&f.name).copied().unwrap_or((0.0, 0.0));
-        let (bytes, nacks) = match d.flow_faces.get(&f.name) {
-            Some((node, id)) => {
-                let b = series(&d.samples, node, |s| {
-                    s.face(*id).map(|x| x.n_out_bytes as f64)
-                });
-                let n = d
-                    .samples
-                    .iter()
-                    .filter(|(_, n, _)| n == node)
-                    .filter_map(|(_, _, s)| s.face(*id).map(|x| x.counters.n_out_nacks))
-                    .max()
-                    .unwrap_or(0);
-                (b, n)
-            }
-            None => (Vec::new(), 0),
-        };
-        // A flow that completed early stops where its face vanished.
-        let stop = bytes.last().map_or(stop, |(t, _)| stop.min(t + 0.1));
-        let (a, b) = (start.max(half), stop.min(t_end));
-        let rate = if b > a {
-            mean_rate(&bytes, a, b) * 8.0
-        } else {
-            0.0
-        };
-        let rates: Vec<(f64, f64)> = windowed_rates(&bytes, start, stop, RATE_WINDOW_S)
-            .into_iter()
-            .map(|(t, r)| (t, r * 8.0))
-            .collect();
-        let rtts = d.flow_rtts.get(&f.name).map_or(&[][..], Vec::as_slice);
-        flows.push(FlowResult {
-            name: f.name.clone(),
-            class: f.class.clone(),
-            start_s: start,
-            stop_s: stop,
-            rate_last_half_bps: rate,
-            rates,
-            send_rates: d
-                .flow_send_rates
-                .get(&f.name)
-                .map(|v| v.iter().map(|&(t, r)| (start + t, r)).collect())
-                .unwrap_or_default(),
-            nacks,
-            rtt_min_ms: rtts.iter().copied().reduce(f64::min),
-            rtt_p95_ms: percentile(&rtts[rtts.len() / 2..], 0.95),
-            error: d.flow_errors.get(&f.name).cloned(),
-            icncat_stats: d.flow_stats.get(&f.name).cloned(),
-        });
-    }
-
-    let mut links = Vec::new();
-    for (m, &(fwd, rev)) in sc.measure.iter().zip(&d.measured_faces) {
-        let cap = sc.link(&m.from, &m.to).expect("validated").capacity_bps;
-        let bytes = series(&d.samples, &m.from, |s| {
-            s.face(fwd).map(|x| x.n_out_bytes as f64)
-        });
-        let utilisation = mean_rate(&bytes, half, t_end) * 8.0 / cap as f64;
-        // Average Data size on this face, to express queued Interests as time.
-        let data_size = match (d.first[&m.from].face(fwd), d.last[&m.from].face(fwd)) {
-            (Some(a), Some(b)) if b.counters.n_out_data > a.counters.n_out_data => {
-                (b.n_out_bytes - a.n_out_bytes) as f64
-                    / (b.counters.n_out_data - a.counters.n_out_data) as f64
-            }
-            _ => 8200.0,
-        };
-        let data_q = series(&d.samples, &m.from, |s| {
-            s.state(fwd).map(|x| x.queue_data_bytes as f64)
-        });
-        let int_q = rev.map(|r| {
-            series(&d.samples, &m.to, |s| {
-                s.state(r).map(|x| x.queue_interests as f64)
-            })
-        });
-        let delays: Vec<f64> = data_q
-            .iter()
-            .filter(|(t, _)| *t >= half)
-            .map(|(t, q)| {
-                let iq = int_q
-                    .as_ref()
-                    .and_then(|s| super::metrics::value_at(s, *t))
-                    .unwrap_or(0.0);
-                (q + iq * data_size) * 8.0 / cap as f64 * 1e3
-            })
-            .collect();
-        let marks = match (d.first[&m.from].state(fwd), d.last[&m.from].state(fwd)) {
-            (Some(a), Some(b)) => b.n_out_marked.saturating_sub(a.n_out_marked),
-            _ => 0,
-        };
-        let stamped_rates = rev.map_or_else(Vec::new, |r| {
-            series(&d.samples, &m.to, |s| {
-                s.state(r)?.primary_rate_bps.map(|x| x as f64)
-            })
-        });
-        links.push(LinkResult {
-            from: m.from.clone(),
-            to: m.to.clone(),
-            capacity_bps: cap,
-            utilisation,
-            queue_p95_ms: percentile(&delays, 0.95).unwrap_or(0.0),
-            queue_max_ms: delays.iter().copied().fold(0.0, f64::max),
-            marks,
-            stamped_rates,
-        });
-    }
-
-    let (before, after) = (drops_of(&d.first), drops_of(&d.last));
-    let drops_by_reason: BTreeMap<String, u64> = after
-        .iter()
-        .map(|(r, c)| (r.clone(), c - before.get(r).copied().unwrap_or(0).min(*c)))
-        .filter(|(_, c)| *c > 0)
-        .collect();
+/// The run's figures from its measurements: Jain's index over the last
+/// half, settling and overshoot after the last arrival. Both runners end here.
+pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunResult {
+    let Measurements {
+        flows,
+        links,
+        drops_by_reason,
+        penalised_flows,
+        emulation,
+    } = m;
     let drops = drops_by_reason
         .iter()
         .filter(|(r, _)| is_congestion_drop(r.rsplit(':').next().unwrap_or(r)))
         .map(|(_, c)| c)
         .sum();
-
+    let half = t_end / 2.0;
     let long: Vec<f64> = flows
         .iter()
         .filter(|f| f.start_s <= half + 0.5 && f.stop_s >= t_end - 0.5)
@@ -360,36 +239,46 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
         links,
         drops,
         drops_by_reason,
-        penalised_flows: penalties_of(&d.last),
+        penalised_flows,
         jain: jain_idx,
         settling_s,
         overshoot: over,
         has_arrival: t_join.is_some(),
-        emulation: d.caps.emulation,
+        emulation,
     }
+}
+
+/// The table's columns.
+pub const TABLE_COLUMNS: [&str; 12] = [
+    "scenario",
+    "scheme",
+    "util%",
+    "jain",
+    "p95q_ms",
+    "rttq_ms",
+    "drops",
+    "marks",
+    "nacks",
+    "settle_s",
+    "over%",
+    "flows Mbit/s (last half)",
+];
+
+/// Cells padded to the table's column widths.
+fn padded<S: std::fmt::Display>(c: &[S; 12]) -> String {
+    format!(
+        "{:<10} {:<7} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>8} {:>6}  {}",
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]
+    )
 }
 
 /// The table header.
 pub fn table_header() -> String {
-    format!(
-        "{:<10} {:<7} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6} {:>6} {:>8} {:>6}  {}",
-        "scenario",
-        "scheme",
-        "util%",
-        "jain",
-        "p95q_ms",
-        "rttq_ms",
-        "drops",
-        "marks",
-        "nacks",
-        "settle_s",
-        "over%",
-        "flows Mbit/s (last half)"
-    )
+    padded(&TABLE_COLUMNS)
 }
 
-/// One table row.
-pub fn table_row(r: &RunResult) -> String {
+/// The table's cells of one run, in the header's order.
+pub fn table_cells(r: &RunResult) -> [String; 12] {
     let b = r.bottleneck();
     let nacks: u64 = r.flows.iter().map(|f| f.nacks).sum();
     let flows: Vec<String> = r
@@ -405,22 +294,27 @@ pub fn table_row(r: &RunResult) -> String {
     let over = r
         .overshoot
         .map_or_else(|| "-".to_string(), |o| format!("{:.0}", o * 100.0));
-    let mut s = format!(
-        "{:<10} {:<7} {:>6.1} {:>6.3} {:>8.1} {:>8} {:>6} {:>6} {:>6} {:>8} {:>6}  {}",
-        r.scenario,
-        r.scheme,
-        b.utilisation * 100.0,
-        r.jain,
-        b.queue_p95_ms,
+    [
+        r.scenario.clone(),
+        r.scheme.clone(),
+        format!("{:.1}", b.utilisation * 100.0),
+        format!("{:.3}", r.jain),
+        format!("{:.1}", b.queue_p95_ms),
         r.flow_queueing_p95_ms()
             .map_or_else(|| "-".to_string(), |q| format!("{q:.1}")),
-        r.drops,
-        b.marks,
-        nacks,
+        r.drops.to_string(),
+        b.marks.to_string(),
+        nacks.to_string(),
         settle,
         over,
-        flows.join(" ")
-    );
+        flows.join(" "),
+    ]
+}
+
+/// What follows the flows on a row: the other measured links, and a note
+/// when links ran without their delay.
+pub fn table_suffix(r: &RunResult) -> String {
+    let mut s = String::new();
     for l in &r.links[1..] {
         let _ = write!(
             s,
@@ -434,4 +328,9 @@ pub fn table_row(r: &RunResult) -> String {
         s.push_str(" (no delay emulation)");
     }
     s
+}
+
+/// One table row.
+pub fn table_row(r: &RunResult) -> String {
+    padded(&table_cells(r)) + &table_suffix(r)
 }

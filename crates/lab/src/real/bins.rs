@@ -41,12 +41,17 @@ impl Bins {
     }
 }
 
-/// `<target>/<profile>` of the running test binary (`.../deps/<test>-<hash>`);
+/// `<target>/<profile>` of the running binary: a test's
+/// (`.../deps/<test>-<hash>`) or icnlab's own (`.../<profile>/icnlab`);
 /// its parent is the target directory (honours CARGO_TARGET_DIR).
 fn profile_dir() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    (deps.file_name()? == "deps").then(|| deps.parent().map(Path::to_path_buf))?
+    let dir = exe.parent()?;
+    if dir.file_name()? == "deps" {
+        dir.parent().map(Path::to_path_buf)
+    } else {
+        Some(dir.to_path_buf())
+    }
 }
 
 /// The binaries, built once per test process.
@@ -71,7 +76,7 @@ pub fn bins() -> Result<Bins, String> {
             "icn-consumer",
         ])
         .arg("--manifest-path")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml"))
         .env("CARGO_TARGET_DIR", target);
         if release {
             cmd.arg("--release");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::bins::Bins;
 use super::netns::{self, Netns, VethLink};
-use super::scenario::Scenario;
+use crate::scenario::Scenario;
 
 /// The tc limit on a veth: above the forwarder's shaping rate so the queue
 /// stays inside icnfwd, where the congestion-control laws can see it.

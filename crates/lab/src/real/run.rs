@@ -9,10 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::bins::Bins;
+use super::derive::derive;
 use super::mgmt::{FaceSnapshot, MgmtConn};
-use super::results::{derive, RunResult};
-use super::scenario::{Flow, Scenario};
 use super::topo::{cc_section, cc_supported, Caps, ChildGuard, Testbed};
+use crate::results::RunResult;
+use crate::scenario::{Flow, Scenario};
+use crate::LabError;
 
 /// Sampling period of the face counters.
 pub const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
@@ -92,7 +94,22 @@ fn sparse_file(path: &PathBuf, len: u64) -> Result<(), String> {
 }
 
 /// Runs the scenario for `duration_s` (flow times scale with it).
-pub fn run(sc: &Scenario, scheme: &str, duration_s: f64, bins: &Bins) -> Result<RunResult, String> {
+pub fn run(
+    sc: &Scenario,
+    scheme: &str,
+    duration_s: f64,
+    bins: &Bins,
+) -> Result<RunResult, LabError> {
+    run_steps(sc, scheme, duration_s, bins).map_err(LabError::Real)
+}
+
+/// [`run`], with each step's error as its message.
+fn run_steps(
+    sc: &Scenario,
+    scheme: &str,
+    duration_s: f64,
+    bins: &Bins,
+) -> Result<RunResult, String> {
     let probe_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let caps = Caps::probe(&bins.icnfwd, probe_dir.path());
     if !caps.emulation {

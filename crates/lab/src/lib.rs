@@ -1,0 +1,16 @@
+//! icnlab: one scenario format ([`scenario`]) and two runners over it, the
+//! deterministic virtual-time network with real engines ([`sim`]) and real
+//! icnfwd/icnput/icncat processes in network namespaces ([`real`]), with
+//! the same table ([`results`]) and a report a person reads ([`report`]).
+
+pub mod agree;
+mod error;
+pub mod metrics;
+pub mod real;
+pub mod report;
+pub mod results;
+pub mod scenario;
+pub mod sim;
+
+pub use error::LabError;
+pub use scenario::{scenario_path, Scenario};

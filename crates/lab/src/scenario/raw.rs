@@ -1,0 +1,94 @@
+//! The file as serde reads it: every table denies unknown keys, so a typo
+//! is an error naming the key and its line instead of a silent default.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub name: String,
+    pub title: String,
+    pub duration_s: Option<f64>,
+    pub ci_duration_s: Option<f64>,
+    pub schemes: Vec<String>,
+    pub none_window: Option<f64>,
+    pub cc_period_ms: Option<f64>,
+    #[serde(default)]
+    pub segment_bytes: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub ci_duration_s_by_scheme: BTreeMap<String, f64>,
+    pub settle_to: Option<String>,
+    pub measure: Vec<Vec<String>>,
+    #[serde(default)]
+    pub node: Vec<RawNode>,
+    #[serde(default)]
+    pub link: Vec<RawLink>,
+    #[serde(default)]
+    pub flow: Vec<RawFlow>,
+    #[serde(default)]
+    pub route: Vec<RawRoute>,
+    pub cc_none: Option<toml::Table>,
+    pub cc_pcon: Option<toml::Table>,
+    pub cc_rcp: Option<toml::Table>,
+    pub cc_mircc: Option<toml::Table>,
+    pub cc_ccc: Option<toml::Table>,
+    pub cc_wincm: Option<toml::Table>,
+    pub cc_qsccp: Option<toml::Table>,
+}
+
+impl RawScenario {
+    /// The `[cc_<scheme>]` tables, by scheme name.
+    pub fn cc_tables(&self) -> [(&'static str, Option<&toml::Table>); 7] {
+        [
+            ("none", self.cc_none.as_ref()),
+            ("pcon", self.cc_pcon.as_ref()),
+            ("rcp", self.cc_rcp.as_ref()),
+            ("mircc", self.cc_mircc.as_ref()),
+            ("ccc", self.cc_ccc.as_ref()),
+            ("wincm", self.cc_wincm.as_ref()),
+            ("qsccp", self.cc_qsccp.as_ref()),
+        ]
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNode {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLink {
+    pub a: String,
+    pub b: String,
+    pub capacity_mbps: Option<f64>,
+    pub delay_ms: Option<f64>,
+    pub loss: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFlow {
+    pub name: String,
+    pub consumer: String,
+    pub producer: String,
+    pub start_s: Option<f64>,
+    pub stop_s: Option<f64>,
+    pub class: Option<String>,
+    pub objective_mbps: Option<f64>,
+    pub cc: Option<String>,
+    pub rate_mbps: Option<f64>,
+    pub size_mb: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRoute {
+    pub node: String,
+    pub flow: String,
+    pub via: String,
+    pub cost: Option<f64>,
+}

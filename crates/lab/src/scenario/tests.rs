@@ -1,0 +1,192 @@
+//! The scenario format's parser and graph, on a small diamond.
+
+use super::*;
+
+const DIAMOND: &str = r#"
+    name = "t"
+    title = "test"
+    duration_s = 20
+    ci_duration_s = 10
+    schemes = ["none", "mircc"]
+    measure = [["x", "r"]]
+    [cc_qsccp]
+    ef_limit_bps = 1000000
+    [[node]]
+    name = "c"
+    [[node]]
+    name = "r"
+    [[node]]
+    name = "x"
+    [[node]]
+    name = "y"
+    [[node]]
+    name = "p"
+    [[link]]
+    a = "c"
+    b = "r"
+    capacity_mbps = 100
+    [[link]]
+    a = "r"
+    b = "x"
+    capacity_mbps = 10
+    delay_ms = 5
+    [[link]]
+    a = "r"
+    b = "y"
+    capacity_mbps = 10
+    [[link]]
+    a = "x"
+    b = "p"
+    capacity_mbps = 100
+    [[link]]
+    a = "y"
+    b = "p"
+    capacity_mbps = 100
+    [[flow]]
+    name = "f1"
+    consumer = "c"
+    producer = "p"
+"#;
+
+#[test]
+fn diamond_parses_and_routes_both_paths() {
+    let s = Scenario::parse(DIAMOND).unwrap();
+    assert_eq!(s.flows[0].stop_s, 20.0);
+    assert_eq!(s.link("x", "r").unwrap().capacity_bps, 10_000_000);
+    assert_eq!(s.hops("c", "p"), Some(3));
+    assert_eq!(s.path_delay_ms("p", "p"), Some(0.0));
+    assert!(s.path_delay_ms("c", "p").is_some_and(|d| d >= 0.0));
+    let r = s.routes_towards("p");
+    assert!(r.contains(&("r".into(), "x".into(), 20)));
+    assert!(r.contains(&("r".into(), "y".into(), 20)));
+    assert!(r.contains(&("c".into(), "r".into(), 30)));
+    assert!(!r.iter().any(|(n, _, _)| n == "p"));
+    assert_eq!(s.cc_extra["qsccp"][0].0, "ef_limit_bps");
+    // Computed routes when the file gives none.
+    let mut all = s.routes_for(&s.flows[0]);
+    all.sort();
+    let mut computed = r.clone();
+    computed.sort();
+    assert_eq!(all, computed);
+}
+
+#[test]
+fn routes_in_the_file_replace_the_computed_ones_at_their_node() {
+    let text =
+        format!("{DIAMOND}\n[[route]]\nnode = \"r\"\nflow = \"f1\"\nvia = \"y\"\ncost = 5\n");
+    let s = Scenario::parse(&text).unwrap();
+    let r = s.routes_for(&s.flows[0]);
+    // r now uses y only; c still routes to r as computed.
+    assert!(r.contains(&("r".into(), "y".into(), 5)));
+    assert!(!r.iter().any(|(n, v, _)| n == "r" && v == "x"));
+    assert!(r.contains(&("c".into(), "r".into(), 30)));
+    let bad = text.replace("via = \"y\"", "via = \"p\"");
+    assert!(Scenario::parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("no link"));
+    let bad = text.replace("flow = \"f1\"", "flow = \"f9\"");
+    assert!(Scenario::parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("no flow"));
+}
+
+#[test]
+fn bad_files_are_rejected() {
+    let bad = DIAMOND.replace("schemes = [\"none\", \"mircc\"]", "schemes = [\"tcp\"]");
+    assert!(Scenario::parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("unknown scheme"));
+    let bad = DIAMOND.replace("[[flow]]", "[[flow]]\nbogus = 1");
+    assert!(Scenario::parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("bogus"));
+    let bad = DIAMOND.replace("measure = [[\"x\", \"r\"]]", "measure = [[\"c\", \"p\"]]");
+    assert!(Scenario::parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("not a link"));
+    let bad = DIAMOND.replace("consumer = \"c\"", "consumer = \"zz\"");
+    assert!(Scenario::parse(&bad).is_err());
+}
+
+#[test]
+fn segment_bytes_are_per_scheme_with_icnput_default() {
+    let s = Scenario::parse(DIAMOND).unwrap();
+    assert_eq!(s.segment_bytes_for("wincm"), 8000);
+    let t = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 1024\n[cc_qsccp]");
+    let s = Scenario::parse(&t).unwrap();
+    assert_eq!(s.segment_bytes_for("wincm"), 1024);
+    assert_eq!(s.segment_bytes_for("mircc"), 8000);
+    let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\ntcp = 1024\n[cc_qsccp]");
+    assert!(Scenario::parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("tcp"));
+    let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 10\n[cc_qsccp]");
+    assert!(Scenario::parse(&bad).is_err());
+}
+
+#[test]
+fn ci_duration_is_per_scheme_within_the_full_length() {
+    let s = Scenario::parse(DIAMOND).unwrap();
+    assert_eq!(s.ci_duration_for("wincm"), s.ci_duration_s);
+    let t = DIAMOND.replace(
+        "[cc_qsccp]",
+        "[ci_duration_s_by_scheme]\nwincm = 20\n[cc_qsccp]",
+    );
+    let s = Scenario::parse(&t).unwrap();
+    assert_eq!(s.ci_duration_for("wincm"), 20.0);
+    assert_eq!(s.ci_duration_for("mircc"), s.ci_duration_s);
+    let t = DIAMOND.replace(
+        "[cc_qsccp]",
+        "[ci_duration_s_by_scheme]\nwincm = 999\n[cc_qsccp]",
+    );
+    assert!(Scenario::parse(&t)
+        .unwrap_err()
+        .to_string()
+        .contains("ci_duration_s_by_scheme.wincm"));
+}
+
+#[test]
+fn every_shipped_scenario_loads() {
+    let mut n = 0;
+    for e in std::fs::read_dir(scenarios_dir()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let s = Scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                !s.flows.is_empty() && !s.measure.is_empty(),
+                "{}",
+                p.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 6, "only {n} scenario files found");
+}
+
+#[test]
+fn an_unknown_key_names_the_key_the_file_and_the_line() {
+    let text = DIAMOND.replace("[[flow]]", "[[flow]]\nbogus_key = 1");
+    let line = text.lines().position(|l| l.contains("bogus_key")).unwrap() + 1;
+    let e = Scenario::parse_named(&text, "my/file.toml").unwrap_err();
+    match &e {
+        LabError::Toml { file, line: l, .. } => {
+            assert_eq!(file, "my/file.toml");
+            assert_eq!(*l, line);
+        }
+        other => panic!("not a located error: {other:?}"),
+    }
+    let msg = e.to_string();
+    assert!(
+        msg.contains("bogus_key") && msg.contains(&format!("my/file.toml:{line}:")),
+        "{msg}"
+    );
+    // A top-level table the format does not know is named too.
+    let e = Scenario::parse_named(&format!("{DIAMOND}\n[cc_tcp]\nx = 1\n"), "f.toml").unwrap_err();
+    assert!(e.to_string().contains("cc_tcp"), "{e}");
+}

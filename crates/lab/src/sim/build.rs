@@ -1,0 +1,140 @@
+//! The scenario as a virtual-time network: one real engine per node,
+//! configured from the same `[cc]` table the namespace runner gives icnfwd,
+//! one link per `[[link]]`, the routes the namespace runner installs, a
+//! producer and an icncat fetch per flow.
+
+use std::collections::BTreeMap;
+
+use cc_core::{Duration, LawKind, Timestamp};
+use icn_consumer::scheme::parse_service_class;
+use icn_consumer::{RateSpec, SchemeOptions};
+use icn_forwarder::config::Config;
+use icn_forwarder::engine::{EngineConfig, FaceId};
+use icn_forwarder::testing::{LinkParams, Network, NodeId};
+use icn_tlv::Name;
+
+use super::consumer::FetchFlow;
+use crate::real::topo::{cc_section, Caps};
+use crate::scenario::{Flow, Scenario};
+use crate::LabError;
+
+/// The built network and where everything sits in it.
+pub(super) struct Built {
+    pub net: Network,
+    pub nodes: BTreeMap<String, NodeId>,
+    /// (node, neighbour) -> the node's face towards the neighbour.
+    pub faces: BTreeMap<(String, String), FaceId>,
+    pub flows: Vec<FetchFlow>,
+    /// Per flow: its consumer's node and application face.
+    pub app_faces: Vec<(NodeId, FaceId)>,
+}
+
+/// The engine icnfwd would run for `scheme` on this scenario: the daemon's
+/// own config parser reads the `[cc]` table the namespace runner writes.
+pub(super) fn engine_config(sc: &Scenario, scheme: &str) -> Result<EngineConfig, LabError> {
+    let caps = Caps {
+        emulation: true,
+        cc_period: true,
+    };
+    let text = cc_section(sc, scheme, caps);
+    let cfg = Config::from_toml_str(&text)
+        .map_err(|e| LabError::Unsupported(format!("[cc] for {scheme}: {e}")))?;
+    Ok(cfg.engine_config())
+}
+
+/// icncat's options for `f` under `scheme`, as the namespace runner's
+/// command line gives them (`none` runs `fixed` with the scenario's window).
+pub(super) fn consumer_options(
+    sc: &Scenario,
+    scheme: &str,
+    f: &Flow,
+) -> Result<SchemeOptions, LabError> {
+    let cc = f.cc.clone().unwrap_or_else(|| match scheme {
+        "none" => "fixed".to_string(),
+        s => s.to_string(),
+    });
+    let kind: LawKind = cc
+        .parse()
+        .map_err(|_| LabError::Unsupported(format!("flow {}: unknown law {cc:?}", f.name)))?;
+    let class = parse_service_class(&f.class)
+        .map_err(|e| LabError::Unsupported(format!("flow {}: {e}", f.name)))?;
+    Ok(SchemeOptions {
+        kind,
+        rate: f.rate_bps.map(RateSpec::BitsPerSec),
+        init_cwnd: (kind == LawKind::Fixed && f.rate_bps.is_none())
+            .then_some(f64::from(sc.none_window)),
+        objective: (kind == LawKind::Ccc)
+            .then(|| RateSpec::BitsPerSec(f.objective_bps.unwrap_or(1e9))),
+        class,
+        ..SchemeOptions::default()
+    })
+}
+
+fn link_params(capacity_bps: u64, delay_ms: f64, loss: f64) -> LinkParams {
+    LinkParams {
+        delay: Duration::from_nanos((delay_ms * 1e6).round() as u64),
+        capacity_bps: Some(capacity_bps),
+        loss,
+        ..LinkParams::default()
+    }
+}
+
+/// Builds `sc` for `scheme`; flow times are scaled by `scale` as the
+/// namespace runner scales them to the run's length.
+pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Result<Built, LabError> {
+    let cfg = engine_config(sc, scheme)?;
+    let mut net = Network::new(seed);
+    let nodes: BTreeMap<String, NodeId> = sc
+        .nodes
+        .iter()
+        .map(|n| (n.name.clone(), net.add_node(cfg.clone())))
+        .collect();
+    let mut faces = BTreeMap::new();
+    for l in &sc.links {
+        let (fa, fb) = net.connect(
+            nodes[&l.a],
+            nodes[&l.b],
+            link_params(l.capacity_bps, l.delay_ms, l.loss),
+        );
+        faces.insert((l.a.clone(), l.b.clone()), fa);
+        faces.insert((l.b.clone(), l.a.clone()), fb);
+    }
+    let segment_bytes = sc.segment_bytes_for(scheme) as usize;
+    let (mut flows, mut app_faces) = (Vec::new(), Vec::new());
+    for (i, f) in sc.flows.iter().enumerate() {
+        let prefix = format!("/{}", f.name);
+        let name: Name = prefix
+            .parse()
+            .map_err(|_| LabError::Unsupported(format!("flow name {:?}", f.name)))?;
+        net.add_producer(nodes[&f.producer], &prefix, segment_bytes, None);
+        for (node, via, cost) in sc.routes_for(f) {
+            let face = faces[&(node.clone(), via)];
+            net.node_mut(nodes[&node])
+                .fib_add_nexthop(&name, face, cost)
+                .map_err(|e| LabError::Unsupported(format!("route at {node}: {e:?}")))?;
+        }
+        let app = net.add_consumer(nodes[&f.consumer]);
+        app_faces.push((nodes[&f.consumer], net.app_face(app)));
+        let at = |s: f64| Timestamp::ZERO + Duration::from_nanos((s * scale * 1e9) as u64);
+        if f.size_bytes.is_some() {
+            tracing::warn!(flow = %f.name, "size_mb is ignored in virtual time: the flow fetches until stop_s");
+        }
+        let opts = consumer_options(sc, scheme, f)?;
+        let flow_seed = seed ^ (0x9e37_79b9 * (i as u64 + 1));
+        flows.push(FetchFlow::new(
+            app,
+            name,
+            &opts,
+            flow_seed,
+            at(f.start_s),
+            at(f.stop_s),
+        ));
+    }
+    Ok(Built {
+        net,
+        nodes,
+        faces,
+        flows,
+        app_faces,
+    })
+}
