@@ -636,9 +636,9 @@ case!(dumbbell_mircc, "dumbbell", "mircc", check_dumbbell);
 // 1.000, 0 Data drops, bottleneck p95 queue 3.2-25.9 ms. CCC is not held
 // to zero drops.
 case!(dumbbell_ccc, "dumbbell", "ccc", check_dumbbell);
-// WinCM runs 1024-byte Data and its full 30 s in CI (dumbbell.toml's
-// [segment_bytes] and [ci_duration_s_by_scheme]: its shares wander, so an
-// 8 s last half fell below Jain 0.95 in 2 of 10 runs).
+// WinCM runs its full 30 s in CI (dumbbell.toml's
+// [ci_duration_s_by_scheme]: its shares wander, so an 8 s last half fell
+// below Jain 0.95 in 2 of 10 runs).
 case!(dumbbell_wincm, "dumbbell", "wincm", check_dumbbell);
 case!(dumbbell_qsccp, "dumbbell", "qsccp", check_dumbbell);
 
@@ -701,7 +701,6 @@ fn arrival_mircc_reaches_the_fair_share_sooner_and_strays_less() {
 case!(qsccp_classes, "qsccp_classes", "qsccp", check_qsccp_classes);
 case!(diamond_best_route, "diamond", "none", check_diamond);
 case!(diamond_mircc, "diamond", "mircc", check_diamond);
-// WinCM runs 1024-byte Data (diamond.toml's [segment_bytes]).
 case!(diamond_wincm, "diamond", "wincm", check_diamond);
 case!(diamond_qsccp, "diamond", "qsccp", check_diamond);
 case!(greedy_qsccp, "greedy", "qsccp", check_greedy);

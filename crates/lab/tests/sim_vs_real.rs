@@ -30,7 +30,7 @@ fn dumbbell_agrees_in_virtual_time_and_on_namespaces() {
         (1200, "qsccp"),
     ];
     for (bytes, scheme) in cases {
-        sc.segment_bytes.insert(scheme.to_string(), bytes);
+        sc.segment_bytes = bytes;
         let opts = SimOptions {
             seed: 1,
             duration_s,

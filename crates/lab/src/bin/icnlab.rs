@@ -85,7 +85,7 @@ struct Common {
     /// Sampling period of the virtual-time series, ms.
     #[arg(long, default_value_t = 100)]
     sample_ms: u64,
-    /// Data content bytes of every scheme (the file's `[segment_bytes]` otherwise).
+    /// Data content bytes (the file's `segment_bytes` otherwise).
     #[arg(long)]
     segment_bytes: Option<u32>,
     /// Run directory; default lab-runs/<scenario>-<scheme(s)>-<UTC time>.
@@ -233,9 +233,7 @@ fn main() -> Result<()> {
         schemes
     };
     if let Some(b) = common.segment_bytes {
-        for s in SCHEMES {
-            sc.segment_bytes.insert(s.to_string(), b);
-        }
+        sc.segment_bytes = b;
     }
     let (runs, agreement, mode) = match mode {
         Some(m) => (

@@ -143,7 +143,7 @@ fn run_steps(
         cmd.arg(format!("/{}", f.name))
             .arg(&file)
             .args(["--transport", &tb.transport(&f.producer)])
-            .args(["--segment-size", &sc.segment_bytes_for(scheme).to_string()]);
+            .args(["--segment-size", &sc.segment_bytes.to_string()]);
         let log = dir.join(format!("{}.icnput.log", f.name));
         tb.procs
             .push(ChildGuard::spawn(&format!("icnput {}", f.name), cmd, log)?);

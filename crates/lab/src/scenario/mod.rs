@@ -86,9 +86,11 @@ pub struct Scenario {
     pub schemes: Vec<String>,
     /// Window of the `none` consumers (`--cc fixed --init-cwnd`).
     pub none_window: u32,
-    /// Content bytes per Data (`icnput --segment-size`), per scheme; schemes
-    /// not listed use icnput's default, 8000 (see `segment_bytes_for`).
-    pub segment_bytes: BTreeMap<String, u32>,
+    /// Content bytes per Data (`icnput --segment-size`), one size for every
+    /// scheme (icnput's default, 8000, when absent): a scheme that needs its
+    /// own Data size to pass a scenario is a defect of the scheme, not a
+    /// property of the scenario.
+    pub segment_bytes: u32,
     /// CI-subset length per scheme, overriding `ci_duration_s` (at most
     /// `duration_s`; see `ci_duration_for`).
     pub ci_duration_s_by_scheme: BTreeMap<String, f64>,
@@ -157,12 +159,6 @@ fn scheme_table(
 }
 
 impl Scenario {
-    /// Data content bytes of `scheme`'s producers (icnput's default 8000
-    /// unless `[segment_bytes]` names the scheme).
-    pub fn segment_bytes_for(&self, scheme: &str) -> u32 {
-        self.segment_bytes.get(scheme).copied().unwrap_or(8000)
-    }
-
     /// Length of `scheme`'s run in the CI subset: `ci_duration_s` unless
     /// `[ci_duration_s_by_scheme]` names the scheme.
     pub fn ci_duration_for(&self, scheme: &str) -> f64 {
@@ -210,10 +206,15 @@ impl Scenario {
         let none_window = non_negative(v.none_window, "none_window", "scenario")?.unwrap_or(256.0);
         let cc_period_ms =
             non_negative(v.cc_period_ms, "cc_period_ms", "scenario")?.unwrap_or(100.0);
-        let segment_bytes = scheme_table(&v.segment_bytes, "segment_bytes", 100.0..=60_000.0)?
-            .into_iter()
-            .map(|(k, b)| (k, b as u32))
-            .collect();
+        let segment_bytes = match v.segment_bytes {
+            None => 8000,
+            Some(b) if (100.0..=60_000.0).contains(&b) && b.fract() == 0.0 => b as u32,
+            Some(b) => {
+                return Err(format!(
+                    "segment_bytes = {b}: a whole number within 100..=60000"
+                ))
+            }
+        };
         let ci_duration_s_by_scheme = scheme_table(
             &v.ci_duration_s_by_scheme,
             "ci_duration_s_by_scheme",

@@ -15,8 +15,7 @@ pub(super) struct RawScenario {
     pub schemes: Vec<String>,
     pub none_window: Option<f64>,
     pub cc_period_ms: Option<f64>,
-    #[serde(default)]
-    pub segment_bytes: BTreeMap<String, f64>,
+    pub segment_bytes: Option<f64>,
     #[serde(default)]
     pub ci_duration_s_by_scheme: BTreeMap<String, f64>,
     pub settle_to: Option<String>,

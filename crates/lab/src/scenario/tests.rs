@@ -114,19 +114,16 @@ fn bad_files_are_rejected() {
 }
 
 #[test]
-fn segment_bytes_are_per_scheme_with_icnput_default() {
+fn one_segment_size_for_every_scheme_with_icnput_default() {
     let s = Scenario::parse(DIAMOND).unwrap();
-    assert_eq!(s.segment_bytes_for("wincm"), 8000);
-    let t = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 1024\n[cc_qsccp]");
-    let s = Scenario::parse(&t).unwrap();
-    assert_eq!(s.segment_bytes_for("wincm"), 1024);
-    assert_eq!(s.segment_bytes_for("mircc"), 8000);
-    let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\ntcp = 1024\n[cc_qsccp]");
-    assert!(Scenario::parse(&bad)
-        .unwrap_err()
-        .to_string()
-        .contains("tcp"));
-    let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 10\n[cc_qsccp]");
+    assert_eq!(s.segment_bytes, 8000);
+    let t = format!("segment_bytes = 1200\n{DIAMOND}");
+    assert_eq!(Scenario::parse(&t).unwrap().segment_bytes, 1200);
+    // No per-scheme sizes: a table is a type error at its line.
+    let bad = DIAMOND.replace("[cc_qsccp]", "[segment_bytes]\nwincm = 1024\n[cc_qsccp]");
+    let err = Scenario::parse(&bad).unwrap_err().to_string();
+    assert!(err.contains("invalid type: map, expected f64"), "{err}");
+    let bad = format!("segment_bytes = 10\n{DIAMOND}");
     assert!(Scenario::parse(&bad).is_err());
 }
 

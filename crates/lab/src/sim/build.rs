@@ -99,7 +99,7 @@ pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Resul
         faces.insert((l.a.clone(), l.b.clone()), fa);
         faces.insert((l.b.clone(), l.a.clone()), fb);
     }
-    let segment_bytes = sc.segment_bytes_for(scheme) as usize;
+    let segment_bytes = sc.segment_bytes as usize;
     let (mut flows, mut app_faces) = (Vec::new(), Vec::new());
     for (i, f) in sc.flows.iter().enumerate() {
         let prefix = format!("/{}", f.name);
