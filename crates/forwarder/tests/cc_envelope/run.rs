@@ -3,7 +3,7 @@
 //! law plus its per-Interest fields, as `icncat --cc <scheme>` runs it), a
 //! producer per flow, and the figures the bounds are checked on.
 
-use cc_core::{ConsumerLaw, Duration, LawKind, Timestamp};
+use cc_core::{ConsumerLaw, Duration, Timestamp};
 use icn_consumer::{RateSpec, Scheme, SchemeOptions};
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::engine::{DropReason, FaceId};
@@ -11,7 +11,7 @@ use icn_forwarder::testing::flows::{drive, jain, quantile, LawFlow};
 use icn_forwarder::testing::{Network, NodeId};
 
 use super::topo::Topology;
-use crate::cc_common::{engine, link, scheme_flow};
+use crate::cc_common::{engine, law, link, scheme_flow};
 
 /// What one run measured over the last half.
 #[derive(Debug, Clone)]
@@ -36,15 +36,7 @@ pub struct Figures {
 
 /// The consumer options icncat would use for `scheme`.
 fn consumer(scheme: CcScheme, data_bytes: usize) -> SchemeOptions {
-    let kind = match scheme {
-        CcScheme::None => LawKind::None,
-        CcScheme::Pcon => LawKind::Pcon,
-        CcScheme::Rcp => LawKind::Rcp,
-        CcScheme::Mircc => LawKind::Mircc,
-        CcScheme::Ccc => LawKind::Ccc,
-        CcScheme::Wincm => LawKind::Wincm,
-        CcScheme::Qsccp => LawKind::Qsccp,
-    };
+    let kind = law(scheme, 0.0).kind();
     SchemeOptions {
         kind,
         initial_data_size_bytes: data_bytes as f64 + 100.0,
