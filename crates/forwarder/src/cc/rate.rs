@@ -44,8 +44,6 @@ pub(crate) struct RateFace {
     period_bounds: cc_core::PeriodBounds,
     /// Target utilisation η of the law (for the floor's fair-share cap).
     eta: f64,
-    /// When the law last ran (the input rate's time base).
-    last_update: Option<Timestamp>,
     /// The current MIRCC period was already cut short by an arrival burst.
     cut_short: bool,
     capacity_bps: f64,
@@ -101,7 +99,6 @@ impl RateFace {
             period: cfg.period(),
             period_bounds: cfg.period_bounds(),
             eta: if dual { cfg.mircc.eta } else { cfg.rcp.eta },
-            last_update: None,
             cut_short: false,
             capacity_bps,
         }
@@ -267,15 +264,17 @@ impl RateFace {
         if !self.dual || self.cut_short {
             return false;
         }
-        let (next, c) = (self.law.next_update(), self.capacity_bps);
+        let c = self.capacity_bps;
         let Some(data_bytes) = self.inflation.data_bytes() else {
             return false;
         };
-        if next == Timestamp::ZERO || c.is_nan() || c <= 0.0 {
+        let Some(last) = self.period_start() else {
+            return false;
+        };
+        if c.is_nan() || c <= 0.0 {
             return false;
         }
         let period = self.law.period();
-        let last = next - period;
         let elapsed = now.saturating_since(last).as_secs_f64();
         let min_s = (period.as_secs_f64() / 2.0).max(8.0 * data_bytes * 8.0 / c);
         if elapsed < min_s {
@@ -283,6 +282,13 @@ impl RateFace {
         }
         let y_bps = self.primary_bytes.saturating_add(self.secondary_bytes) as f64 * 8.0 / elapsed;
         y_bps > ARRIVAL_INPUT_FACTOR * c
+    }
+
+    /// When the current period began (the law's last update): derived from
+    /// its next update and period, `None` before the first update.
+    fn period_start(&self) -> Option<Timestamp> {
+        let next = self.law.next_update();
+        (next != Timestamp::ZERO).then(|| next - self.law.period())
     }
 
     /// Ends the period now if [`Self::arrival_burst`]; whether it did.
@@ -322,7 +328,7 @@ impl RateFace {
             rtt,
         };
         let input_bps = match self
-            .last_update
+            .period_start()
             .map(|t| now.saturating_since(t).as_secs_f64())
         {
             Some(e) if e > 0.0 => {
@@ -330,7 +336,6 @@ impl RateFace {
             }
             _ => 0.0,
         };
-        self.last_update = Some(now);
         self.law.set_floor_bps(self.floor_bps(input_bps));
         let rates = self.law.update(now, &sample);
         self.law.set_period(cc_core::control_period(
