@@ -150,6 +150,12 @@ impl CodelMarker {
     }
 
     /// Whether the marker is in its marking state.
+    /// True when no episode is being detected or marked (a per-flow
+    /// marker in this state may be dropped and made afresh).
+    pub fn is_idle(&self) -> bool {
+        self.first_above.is_none() && !self.marking
+    }
+
     pub fn is_marking(&self) -> bool {
         self.marking
     }

@@ -19,6 +19,7 @@ pub mod aimd;
 pub mod codel;
 pub mod cubic;
 pub mod fixed;
+pub mod fq;
 pub mod pcon;
 pub mod qsccp;
 pub mod rtt;

@@ -380,12 +380,9 @@ const CI_KNOWN_OUTSIDE: &[(&str, &str)] = &[
     ("ccc", "parking-lot-2 size=4400 cap=10M"),
     ("pcon", "dumbbell size=8000 cap=2M rtt=150ms flows=1"),
     ("pcon", "dumbbell size=4400 cap=10M rtt=50ms flows=3"),
-    ("pcon", "mixed-rtt/3f size=1200 cap=10M"),
     ("pcon", "parking-lot-2 size=4400 cap=10M"),
-    ("wincm", "dumbbell size=1200 cap=50M rtt=10ms flows=10"),
     ("wincm", "dumbbell size=8000 cap=2M rtt=150ms flows=1"),
     ("wincm", "dumbbell size=4400 cap=10M rtt=50ms flows=3"),
-    ("wincm", "mixed-rtt/3f size=1200 cap=10M"),
     ("wincm", "parking-lot-2 size=4400 cap=10M"),
 ];
 

@@ -124,6 +124,12 @@ impl MultiMarkCodel {
         self.over_interval.then_some(self.stop_marking)
     }
 
+    /// True when no congestion episode is being detected or marked: the
+    /// state a fresh marker starts in (a per-flow marker may be dropped).
+    pub fn is_idle(&self) -> bool {
+        self.first_above.is_none() && !self.over_interval
+    }
+
     /// Counters.
     pub fn stats(&self) -> MultiMarkStats {
         self.stats

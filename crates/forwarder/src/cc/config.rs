@@ -241,6 +241,10 @@ pub struct PconParams {
     pub change_per_mark: f64,
     /// Probability of probing the other next hops (0.001).
     pub probing_probability: f64,
+    /// Queue Data per flow (deficit round robin) with one CoDel per flow
+    /// (true). The paper marks one FIFO per face; per flow, long-RTT and
+    /// multi-hop flows keep their share (see the forwarder README).
+    pub flow_queues: bool,
 }
 
 impl Default for PconParams {
@@ -251,6 +255,7 @@ impl Default for PconParams {
             interval_ms: 100,
             change_per_mark: p.change_per_mark,
             probing_probability: p.probing_probability,
+            flow_queues: true,
         }
     }
 }
@@ -269,6 +274,9 @@ pub struct WincmParams {
     /// Send to faces with room (UIN + 1 ≤ UIW) before saturated ones (true;
     /// cc-core `UiwConfig::prefer_unsaturated`).
     pub prefer_unsaturated: bool,
+    /// Queue Data per flow with one multi-marking CoDel per flow (true;
+    /// the paper marks one FIFO per face), as `[cc.pcon] flow_queues`.
+    pub flow_queues: bool,
 }
 
 impl Default for WincmParams {
@@ -278,6 +286,7 @@ impl Default for WincmParams {
             interval_ms: 100,
             d: cc_core::wincm::UiwConfig::default().d,
             prefer_unsaturated: cc_core::wincm::UiwConfig::default().prefer_unsaturated,
+            flow_queues: true,
         }
     }
 }

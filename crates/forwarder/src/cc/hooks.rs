@@ -8,14 +8,15 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use cc_core::codel::{CodelConfig, CodelMarker};
+use cc_core::codel::CodelConfig;
 use cc_core::qsccp::{CdsScheduler, Dequeue};
-use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig};
+use cc_core::wincm::MultiMarkConfig;
 use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
 
 use super::ccc::{Candidate, CccNode};
 use super::config::{CcConfig, CcScheme};
+use super::marking::{FaceMarker, MarkerLaw};
 use super::qsccp::{class_of, flow_prefix_of, qsccp_config};
 use super::rate::RateFace;
 use crate::engine::{
@@ -32,8 +33,8 @@ pub(crate) struct FaceCc {
     pub(crate) data_in_bps: Option<u64>,
     pub(crate) local: bool,
     pub(crate) rate: Option<RateFace>,
-    codel: Option<CodelMarker>,
-    multimark: Option<MultiMarkCodel>,
+    codel: Option<FaceMarker>,
+    multimark: Option<FaceMarker>,
     pub(crate) cds: Option<CdsScheduler<OutPacket>>,
     pub(crate) cds_rejected: u64,
     /// Data/Nack drops on this face since the last periodic update.
@@ -147,17 +148,17 @@ impl SchemeHooks {
         // faces are never the bottleneck and carry no shaping.
         let cap = f.data_in_bps.filter(|c| *c > 0 && !f.local);
         if pcon && f.codel.is_none() {
-            f.codel = Some(CodelMarker::new(CodelConfig {
+            f.codel = Some(FaceMarker::new(MarkerLaw::Codel(CodelConfig {
                 target: Duration::from_millis(cfg.pcon.target_ms),
                 interval: Duration::from_millis(cfg.pcon.interval_ms.max(1)),
                 ..CodelConfig::default()
-            }));
+            })));
         }
         if wincm && f.multimark.is_none() {
-            f.multimark = Some(MultiMarkCodel::new(MultiMarkConfig {
+            f.multimark = Some(FaceMarker::new(MarkerLaw::MultiMark(MultiMarkConfig {
                 target: Duration::from_millis(cfg.wincm.target_ms),
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
-            }));
+            })));
         }
         if let (Some(kind), Some(c), None) = (rate_kind, cap, &f.rate) {
             f.rate = Some(RateFace::new(kind, cfg, c as f64, now));
@@ -191,6 +192,12 @@ impl CcHooks for SchemeHooks {
             },
         );
         self.ensure(now, face);
+    }
+
+    fn data_flow_queues(&self, params: &FaceParams) -> bool {
+        let _ = params;
+        (self.on(CcScheme::Pcon) && self.cfg.pcon.flow_queues)
+            || (self.on(CcScheme::Wincm) && self.cfg.wincm.flow_queues)
     }
 
     fn face_removed(&mut self, face: FaceId) -> usize {
@@ -336,15 +343,13 @@ impl CcHooks for SchemeHooks {
         }
         let bytes = pkt.wire.len();
         if let Some(c) = f.codel.as_mut() {
-            c.observe_link(bytes, view.capacity_bps);
-            if c.on_dequeue(now, sojourn, view.stats.data_bytes) {
+            if c.on_dequeue(now, sojourn, bytes, view) {
                 pkt.congestion_mark = pkt.congestion_mark.max(1);
             }
         }
         if let Some(m) = f.multimark.as_mut() {
             // WinCM multi-congestion marking: each congested hop adds one.
-            m.observe_link(bytes, view.capacity_bps);
-            if m.on_dequeue(now, sojourn) {
+            if m.on_dequeue(now, sojourn, bytes, view) {
                 pkt.congestion_mark = pkt.congestion_mark.saturating_add(1);
             }
         }
@@ -385,6 +390,12 @@ impl CcHooks for SchemeHooks {
                 r.handle_timeout(now);
             }
             f.data_drops = 0;
+            for m in [f.codel.as_mut(), f.multimark.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                m.prune();
+            }
         }
         if self.ccc.poll_timeout().is_some_and(|t| t <= now) {
             self.ccc.handle_timeout(now);
@@ -406,17 +417,11 @@ impl CcHooks for SchemeHooks {
         if let Some(r) = &f.rate {
             r.status(&mut s);
         }
-        if let Some(c) = &f.codel {
-            let st = c.stats();
-            s.aqm_marks = st.marks;
-            s.aqm_episodes = st.episodes;
-            s.aqm_marking = c.is_marking();
-        }
-        if let Some(m) = &f.multimark {
-            let st = m.stats();
-            s.aqm_marks += st.marks;
-            s.aqm_episodes += st.episodes;
-            s.aqm_marking |= m.stop_marking_time().is_some();
+        for m in [&f.codel, &f.multimark].into_iter().flatten() {
+            let (marks, episodes, marking) = m.status();
+            s.aqm_marks += marks;
+            s.aqm_episodes += episodes;
+            s.aqm_marking |= marking;
         }
         if let Some(c) = &f.cds {
             s.queued_interests = c.len() as u64;

@@ -10,6 +10,7 @@
 mod ccc;
 mod config;
 mod hooks;
+mod marking;
 mod qsccp;
 mod rate;
 mod strategy;

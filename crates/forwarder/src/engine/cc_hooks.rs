@@ -94,6 +94,12 @@ pub trait CcHooks: Send {
     fn face_added(&mut self, now: Timestamp, face: FaceId, params: &FaceParams) {
         let _ = (now, face, params);
     }
+    /// Whether a new face with `params` queues its Data per flow
+    /// (`cc_core::fq`) instead of in one FIFO: schemes that mark per flow.
+    fn data_flow_queues(&self, params: &FaceParams) -> bool {
+        let _ = params;
+        false
+    }
     /// A face was removed; returns how many queued packets were discarded.
     fn face_removed(&mut self, face: FaceId) -> usize {
         let _ = face;

@@ -60,6 +60,7 @@ impl Forwarder {
             face,
             stats: f.info.queue,
             capacity_bps: f.info.params.capacity_bps,
+            flow: None,
         };
         let res = if kind == PacketKind::Interest {
             match self.cc.admit_interest(now, face, pkt, &view) {
@@ -226,6 +227,7 @@ fn next_frame(
             face: f.info.id,
             stats: f.info.queue,
             capacity_bps: f.info.params.capacity_bps,
+            flow: None,
         };
         let pkt = f.queues.dequeue(now, &mut view, hooks);
         f.publish_queue(view.stats);

@@ -193,6 +193,10 @@ impl Forwarder {
         let id = FaceId(self.next_face_id);
         self.next_face_id += 1;
         let reassembler = params.mtu.map(|_| self.new_reassembler());
+        let flow_hasher = self
+            .cc
+            .data_flow_queues(&params)
+            .then(|| SeededState::new(self.rng_u64()));
         let face = Face {
             info: FaceInfo {
                 id,
@@ -203,7 +207,7 @@ impl Forwarder {
                 cc: Default::default(),
                 emulated_drops: 0,
             },
-            queues: EgressQueues::new(self.cfg.queue),
+            queues: EgressQueues::new(self.cfg.queue, flow_hasher),
             ready: VecDeque::new(),
             next_tx_at: now,
             in_active: false,

@@ -37,7 +37,7 @@ pub use multicast_hook::{
 };
 pub use pit::{InRecord, OutRecord, PitEntry};
 pub use queue::{
-    AqmVerdict, DataAqm, InterestShaper, OutPacket, PacketKind, QueueLimits, QueueView,
+    AqmVerdict, DataAqm, DataFlow, InterestShaper, OutPacket, PacketKind, QueueLimits, QueueView,
     SojournStats,
 };
 pub use strategy::{

@@ -22,6 +22,9 @@ use icn_tlv::{CcFields, NackReason};
 use super::cc_hooks::{CcHooks, HookDequeue};
 use super::counters::DropReason;
 use super::face::{FaceId, QueueStats};
+use super::hash::SeededState;
+use cc_core::fq::FlowQueues;
+use icn_tlv::varnum::read_varnum;
 
 /// Network-layer packet type of a queued packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +68,96 @@ pub struct QueueView {
     pub stats: QueueStats,
     /// Configured link capacity.
     pub capacity_bps: Option<u64>,
+    /// On a dequeue from flow queues: the packet's flow and what it left
+    /// queued behind it (per-flow markers judge that flow alone).
+    pub flow: Option<DataFlow>,
+}
+
+/// The flow a dequeued Data/Nack belonged to (flow-queued faces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataFlow {
+    /// Flow bucket (hash of the name without its last component).
+    pub bucket: u32,
+    /// Bytes of that flow still queued after this packet.
+    pub backlog_bytes: usize,
+}
+
+/// Flow buckets of a flow-queued face (RFC 8290's default).
+pub const DATA_FLOW_BUCKETS: u32 = 1024;
+
+/// The Data queue of a face: one FIFO, or one per flow served in
+/// byte-fair turns (`cc_core::fq`, asked for by the CC hook).
+enum DataQueue {
+    Fifo(VecDeque<OutPacket>),
+    Flows(FlowQueues<OutPacket>),
+}
+
+impl DataQueue {
+    fn len(&self) -> usize {
+        match self {
+            DataQueue::Fifo(q) => q.len(),
+            DataQueue::Flows(q) => q.len(),
+        }
+    }
+
+    fn push(&mut self, pkt: OutPacket, hasher: &SeededState) {
+        match self {
+            DataQueue::Fifo(q) => q.push_back(pkt),
+            DataQueue::Flows(q) => {
+                let len = pkt.wire.len();
+                q.push(flow_hash(&pkt.wire, hasher), pkt, len);
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<(OutPacket, Option<DataFlow>)> {
+        match self {
+            DataQueue::Fifo(q) => q.pop_front().map(|p| (p, None)),
+            DataQueue::Flows(q) => q.pop().map(|p| {
+                let flow = DataFlow {
+                    bucket: p.flow,
+                    backlog_bytes: p.flow_backlog_bytes,
+                };
+                (p.item, Some(flow))
+            }),
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            DataQueue::Fifo(q) => q.clear(),
+            DataQueue::Flows(q) => q.drain().for_each(drop),
+        }
+    }
+}
+
+/// Hash of a Data's (or a Nack's Interest's) name without its last
+/// component: the segments of one object are one flow. A packet whose name
+/// does not parse hashes as the empty name (one shared flow).
+fn flow_hash(wire: &[u8], hasher: &SeededState) -> u64 {
+    use core::hash::BuildHasher;
+    let name = outer_value(wire).and_then(outer_value).unwrap_or_default();
+    // Start of the last component: walk the components' headers.
+    let mut pos = 0;
+    let mut last = 0;
+    while pos < name.len() {
+        match outer_value(&name[pos..]) {
+            Some(v) => {
+                last = pos;
+                pos = v.as_ptr() as usize - name.as_ptr() as usize + v.len();
+            }
+            None => break,
+        }
+    }
+    hasher.hash_one(&name[..last])
+}
+
+/// The value of the first TLV in `buf` (a packet's, then its Name's).
+fn outer_value(buf: &[u8]) -> Option<&[u8]> {
+    let (_, n1) = read_varnum(buf).ok()?;
+    let (len, n2) = read_varnum(buf.get(n1..)?).ok()?;
+    let start = n1 + n2;
+    buf.get(start..start.checked_add(usize::try_from(len).ok()?)?)
 }
 
 /// Per-face Interest shaper/scheduler hook (WinCM, PCON, QSCCP later).
@@ -145,7 +238,10 @@ impl Default for QueueLimits {
 /// The two egress queues of a face plus round-robin service between them.
 pub struct EgressQueues {
     interests: VecDeque<OutPacket>,
-    data: VecDeque<OutPacket>,
+    data: DataQueue,
+    /// Keys the flow hash (per-forwarder seed: flows cannot be aimed at
+    /// one bucket from outside).
+    flow_hasher: SeededState,
     /// Delay-sensitive Data (see the module doc), ahead of `data`.
     data_priority: VecDeque<OutPacket>,
     limits: QueueLimits,
@@ -174,11 +270,16 @@ impl core::fmt::Debug for EgressQueues {
 }
 
 impl EgressQueues {
-    /// Empty queues with no-op hooks.
-    pub fn new(limits: QueueLimits) -> Self {
+    /// Empty queues with no-op hooks; Data in one FIFO, or per flow when
+    /// `flow_hasher` is given.
+    pub fn new(limits: QueueLimits, flow_hasher: Option<SeededState>) -> Self {
         EgressQueues {
             interests: VecDeque::new(),
-            data: VecDeque::new(),
+            data: match flow_hasher {
+                Some(_) => DataQueue::Flows(FlowQueues::new(DATA_FLOW_BUCKETS, 1500)),
+                None => DataQueue::Fifo(VecDeque::new()),
+            },
+            flow_hasher: flow_hasher.unwrap_or_default(),
             data_priority: VecDeque::new(),
             limits,
             data_turn: true,
@@ -197,7 +298,7 @@ impl EgressQueues {
     }
 
     fn has_data(&self) -> bool {
-        !self.data.is_empty() || !self.data_priority.is_empty()
+        self.data.len() > 0 || !self.data_priority.is_empty()
     }
 
     /// Queues a packet, or says why it was refused.
@@ -235,7 +336,7 @@ impl EgressQueues {
                 if is_delay_sensitive(&pkt.cc) {
                     self.data_priority.push_back(pkt);
                 } else {
-                    self.data.push_back(pkt);
+                    self.data.push(pkt, &self.flow_hasher);
                 }
             }
         }
@@ -275,10 +376,11 @@ impl EgressQueues {
             return None;
         }
         self.data_turn = false;
-        let mut pkt = match self.data_priority.pop_front() {
-            Some(p) => p,
-            None => self.data.pop_front()?,
+        let (mut pkt, flow) = match self.data_priority.pop_front() {
+            Some(p) => (p, None),
+            None => self.data.pop()?,
         };
+        view.flow = flow;
         view.stats.data_packets -= 1;
         view.stats.data_bytes -= pkt.wire.len();
         let sojourn = now.saturating_since(pkt.enqueued_at);
@@ -446,6 +548,7 @@ mod tests {
             face: FaceId(2),
             stats: QueueStats::default(),
             capacity_bps: None,
+            flow: None,
         }
     }
 
@@ -453,10 +556,13 @@ mod tests {
     /// Data without a class) stay FIFO; the bound covers both lanes.
     #[test]
     fn delay_sensitive_data_overtake_the_fifo() {
-        let mut q = EgressQueues::new(QueueLimits {
-            max_packets: 6,
-            max_bytes: 1 << 20,
-        });
+        let mut q = EgressQueues::new(
+            QueueLimits {
+                max_packets: 6,
+                max_bytes: 1 << 20,
+            },
+            None,
+        );
         let mut v = view();
         let t = Timestamp::ZERO;
         q.enqueue(t, data(1, Some(ServiceClass::Be)), &mut v)
@@ -482,5 +588,20 @@ mod tests {
         assert_eq!(order, [4, 5, 1, 2, 3, 6]);
         assert_eq!((v.stats.data_packets, v.stats.data_bytes), (0, 0));
         assert!(q.is_empty());
+    }
+
+    /// Segments of one object are one flow; other objects, other flows;
+    /// a packet that does not parse is the empty-name flow, not a panic.
+    #[test]
+    fn the_flow_is_the_name_without_its_last_component() {
+        let h = SeededState::new(7);
+        let data = |name: &str, seg: u64| {
+            let n: icn_tlv::Name = name.parse().unwrap();
+            icn_tlv::Data::new(n.append(icn_tlv::Component::segment(seg)), Bytes::new()).encode()
+        };
+        let a0 = flow_hash(&data("/a/v1", 0), &h);
+        assert_eq!(a0, flow_hash(&data("/a/v1", 9), &h));
+        assert_ne!(a0, flow_hash(&data("/b/v1", 0), &h));
+        assert_eq!(flow_hash(&[0x06, 0xff], &h), flow_hash(&[], &h));
     }
 }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
+use cc_core::rtt::{RttConfig, RttEstimator};
 use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, SendLimit, Timestamp};
 use icn_tlv::{CcFields, Interest, LpPacket, NackReason, Name};
 
@@ -76,7 +77,13 @@ pub struct LawFlow<L: ConsumerLaw> {
     last_tick: Option<Timestamp>,
     start: Timestamp,
     stop: Timestamp,
-    rto: Duration,
+    /// icncat's retransmission timer: RFC 6298 with ndnget's K = 8, one
+    /// backoff per loss episode (`icn_consumer::pipeline`). A fixed timer
+    /// retransmitted into a standing queue longer than itself and filled
+    /// the bottleneck with Data nobody waited for.
+    rtt: RttEstimator,
+    /// When the timer last backed off.
+    backoff_at: Option<Timestamp>,
     nonce: u32,
     /// Measurements.
     pub stats: FlowStats,
@@ -98,7 +105,11 @@ impl<L: ConsumerLaw> LawFlow<L> {
             last_tick: None,
             start,
             stop,
-            rto: Duration::from_millis(1000),
+            rtt: RttEstimator::new(RttConfig {
+                k: 8.0,
+                ..RttConfig::default()
+            }),
+            backoff_at: None,
             nonce: (app.0 as u32).wrapping_mul(0x9e37_79b9),
             stats: FlowStats::default(),
         }
@@ -122,13 +133,19 @@ impl<L: ConsumerLaw> LawFlow<L> {
         for r in net.take_inbox(self.app) {
             self.on_frame(now, &r.lp, r.packet);
         }
-        let expired: Vec<u64> = self
+        let rto = self.rtt.rto();
+        let expired: Vec<(u64, Timestamp)> = self
             .pending
             .iter()
-            .filter(|(_, p)| now.saturating_since(p.sent_at) >= self.rto)
-            .map(|(s, _)| *s)
+            .filter(|(_, p)| now.saturating_since(p.sent_at) >= rto)
+            .map(|(s, p)| (*s, p.sent_at))
             .collect();
-        for s in expired {
+        let last_sent = expired.iter().map(|e| e.1).max();
+        if last_sent.is_some_and(|s| self.backoff_at.is_none_or(|b| s >= b)) {
+            self.backoff_at = Some(now);
+            self.rtt.backoff();
+        }
+        for (s, _) in expired {
             self.pending.remove(&s);
             self.stats.timeouts += 1;
             self.law.on_timeout(now);
@@ -209,6 +226,8 @@ impl<L: ConsumerLaw> LawFlow<L> {
                 let rtt = now.saturating_since(p.sent_at);
                 if !p.retx {
                     self.stats.rtts.push((now, rtt));
+                    let n = (self.pending.len() + 1).div_ceil(2);
+                    self.rtt.add_sample(rtt, n.max(1) as u32);
                 }
                 self.stats.data.push((now, size));
                 let f = |x: Option<u64>| x.map(|v| v as f64);

@@ -148,8 +148,9 @@ pub fn run_traced(
                 let up = net.node(routers[lk.a]).face(faces[l].0);
                 let down = net.node(routers[lk.b]).face(faces[l].1);
                 format!(
-                    "L{l}: data_q={} held={} R={:?} Rs={:?} target={:?}",
+                    "L{l}: data_q={} marks={} held={} R={:?} Rs={:?} target={:?}",
                     down.map_or(0, |f| f.queue.data_packets),
+                    down.map_or(0, |f| f.cc.aqm_marks),
                     up.map_or(0, |f| f.queue.interest_packets + f.queue.cc_held_interests),
                     up.and_then(|f| f.cc.primary_rate_bps),
                     up.and_then(|f| f.cc.secondary_rate_bps),
@@ -175,7 +176,12 @@ pub fn run_traced(
         );
     };
     if trace {
-        let step = Duration::from_millis(500);
+        let step = Duration::from_millis(
+            std::env::var("ICN_ENVELOPE_TRACE_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(500),
+        );
         while net.now() < half {
             let from = net.now();
             drive(

@@ -1,0 +1,234 @@
+//! The Data markers of a face (PCON's CoDel, WinCM's multi-marking CoDel),
+//! one for the whole face or one per flow on flow-queued faces.
+//!
+//! On a flow-queued face (`engine::queue`, `cc_core::fq`) a packet's
+//! sojourn is its own flow's queueing, so each flow gets its own marker
+//! and only flows standing above the target are marked (RFC 8290 §4.1:
+//! CoDel per flow queue). A flow with at most one packet queued is not
+//! congested (CoDel's MTU rule), whatever it waited for its turn.
+//! Per-flow markers that went idle are dropped at the periodic refresh;
+//! their counters stay in the face totals.
+
+use std::collections::BTreeMap;
+
+use cc_core::codel::{CodelConfig, CodelMarker};
+use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig};
+use cc_core::{Duration, Timestamp};
+
+use crate::engine::QueueView;
+
+/// Which marking law and its configuration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum MarkerLaw {
+    Codel(CodelConfig),
+    MultiMark(MultiMarkConfig),
+}
+
+#[derive(Debug, Clone)]
+enum Marker {
+    Codel(CodelMarker),
+    MultiMark(MultiMarkCodel),
+}
+
+impl Marker {
+    fn new(law: MarkerLaw) -> Self {
+        match law {
+            MarkerLaw::Codel(c) => Marker::Codel(CodelMarker::new(c)),
+            MarkerLaw::MultiMark(c) => Marker::MultiMark(MultiMarkCodel::new(c)),
+        }
+    }
+
+    fn on_dequeue(
+        &mut self,
+        now: Timestamp,
+        sojourn: Duration,
+        backlog_bytes: usize,
+        packet_bytes: usize,
+        capacity_bps: Option<u64>,
+        per_flow: bool,
+    ) -> bool {
+        match self {
+            Marker::Codel(c) => {
+                c.observe_link(packet_bytes, capacity_bps);
+                c.on_dequeue(now, sojourn, backlog_bytes)
+            }
+            Marker::MultiMark(m) => {
+                m.observe_link(packet_bytes, capacity_bps);
+                // Algorithm 1 has no MTU rule; per flow it needs one, or a
+                // one-packet flow is marked for waiting its turn.
+                let s = if per_flow && backlog_bytes <= packet_bytes {
+                    Duration::ZERO
+                } else {
+                    sojourn
+                };
+                m.on_dequeue(now, s)
+            }
+        }
+    }
+
+    fn idle(&self) -> bool {
+        match self {
+            Marker::Codel(c) => c.is_idle(),
+            Marker::MultiMark(m) => m.is_idle(),
+        }
+    }
+
+    fn marking(&self) -> bool {
+        match self {
+            Marker::Codel(c) => c.is_marking(),
+            Marker::MultiMark(m) => m.stop_marking_time().is_some(),
+        }
+    }
+
+    /// (marks, episodes) so far.
+    fn counts(&self) -> (u64, u64) {
+        match self {
+            Marker::Codel(c) => (c.stats().marks, c.stats().episodes),
+            Marker::MultiMark(m) => (m.stats().marks, m.stats().episodes),
+        }
+    }
+}
+
+/// A face's marker: whole-face, or per flow when the face queues per flow.
+#[derive(Debug, Clone)]
+pub(crate) struct FaceMarker {
+    law: MarkerLaw,
+    whole: Marker,
+    flows: BTreeMap<u32, Marker>,
+    /// Counters of per-flow markers already dropped.
+    retired: (u64, u64),
+}
+
+impl FaceMarker {
+    pub(crate) fn new(law: MarkerLaw) -> Self {
+        FaceMarker {
+            law,
+            whole: Marker::new(law),
+            flows: BTreeMap::new(),
+            retired: (0, 0),
+        }
+    }
+
+    /// A Data of `packet_bytes` left after `sojourn`; whether to mark it.
+    pub(crate) fn on_dequeue(
+        &mut self,
+        now: Timestamp,
+        sojourn: Duration,
+        packet_bytes: usize,
+        view: &QueueView,
+    ) -> bool {
+        match view.flow {
+            Some(flow) => {
+                let law = self.law;
+                self.flows
+                    .entry(flow.bucket)
+                    .or_insert_with(|| Marker::new(law))
+                    .on_dequeue(
+                        now,
+                        sojourn,
+                        flow.backlog_bytes,
+                        packet_bytes,
+                        view.capacity_bps,
+                        true,
+                    )
+            }
+            None => self.whole.on_dequeue(
+                now,
+                sojourn,
+                view.stats.data_bytes,
+                packet_bytes,
+                view.capacity_bps,
+                false,
+            ),
+        }
+    }
+
+    /// Drops per-flow markers with no episode under way.
+    pub(crate) fn prune(&mut self) {
+        let retired = &mut self.retired;
+        self.flows.retain(|_, m| {
+            if m.idle() {
+                let (a, b) = m.counts();
+                retired.0 += a;
+                retired.1 += b;
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// Per-flow markers alive.
+    #[cfg(test)]
+    pub(crate) fn flow_markers(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// (marks, episodes, some marker is marking now).
+    pub(crate) fn status(&self) -> (u64, u64, bool) {
+        let (mut marks, mut episodes) = self.whole.counts();
+        marks += self.retired.0;
+        episodes += self.retired.1;
+        let mut marking = self.whole.marking();
+        for m in self.flows.values() {
+            let (a, b) = m.counts();
+            marks += a;
+            episodes += b;
+            marking |= m.marking();
+        }
+        (marks, episodes, marking)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{DataFlow, FaceId, QueueStats};
+
+    fn view(flow: Option<(u32, usize)>, data_bytes: usize) -> QueueView {
+        QueueView {
+            face: FaceId(1),
+            stats: QueueStats {
+                data_bytes,
+                ..QueueStats::default()
+            },
+            capacity_bps: Some(10_000_000),
+            flow: flow.map(|(bucket, backlog_bytes)| DataFlow {
+                bucket,
+                backlog_bytes,
+            }),
+        }
+    }
+
+    /// Under flow queueing only the flow that stands above the target is
+    /// marked; a flow with one packet queued is not, though it waited.
+    #[test]
+    fn only_the_standing_flow_is_marked() {
+        let mut m = FaceMarker::new(MarkerLaw::Codel(CodelConfig::default()));
+        let d = Duration::from_millis(30);
+        let (mut fat, mut thin) = (0, 0);
+        for k in 0..400u64 {
+            let now = Timestamp::from_millis(k);
+            fat += u64::from(m.on_dequeue(now, d, 1000, &view(Some((1, 20_000)), 40_000)));
+            thin += u64::from(m.on_dequeue(now, d, 1000, &view(Some((2, 0)), 40_000)));
+        }
+        assert!(fat >= 3 && thin == 0, "fat {fat} thin {thin}");
+        assert_eq!(m.status().0, fat);
+        m.prune();
+        assert_eq!(m.flow_markers(), 1, "the thin flow's marker is idle");
+        assert_eq!(m.status().0, fat);
+    }
+
+    #[test]
+    fn multimark_per_flow_ignores_one_packet_flows() {
+        let law = MarkerLaw::MultiMark(MultiMarkConfig::default());
+        let mut m = FaceMarker::new(law);
+        let d = Duration::from_millis(30);
+        let mut thin = 0;
+        for k in 0..400u64 {
+            let now = Timestamp::from_millis(k);
+            thin += u64::from(m.on_dequeue(now, d, 1000, &view(Some((2, 1000)), 40_000)));
+        }
+        assert_eq!(thin, 0);
+    }
+}
