@@ -110,7 +110,9 @@ fn check(p: &Point, scheme: CcScheme, f: &Figures) -> Vec<String> {
     }
     let single = p.topo.links.len() == 1;
     if is_rate_based(scheme) {
-        // Two serialisations of the largest frame at the slowest bottleneck.
+        // Two serialisations of the largest frame at the slowest bottleneck,
+        // or what unaligned paced flows queue at the load measured
+        // (`paced_queue_floor_ms`, physics like the window floor).
         let slowest = p
             .topo
             .links
@@ -119,7 +121,11 @@ fn check(p: &Point, scheme: CcScheme, f: &Figures) -> Vec<String> {
             .min()
             .unwrap_or(1) as f64;
         let two_data_ms = 2.0 * f.frame_bytes * 8.0 / slowest * 1e3;
-        let bound = two_data_ms.max(10.0);
+        let paced_ms = bottlenecks(p)
+            .zip(&f.utilisation)
+            .map(|(l, rho)| p.topo.paced_queue_floor_ms(l, f.frame_bytes, *rho))
+            .fold(0.0, f64::max);
+        let bound = two_data_ms.max(paced_ms).max(10.0);
         if f.p95_queue_ms > bound {
             e.push(format!(
                 "p95 queue {:.1} ms > {bound:.1} ms",
@@ -178,6 +184,11 @@ fn check(p: &Point, scheme: CcScheme, f: &Figures) -> Vec<String> {
         }
     }
     e
+}
+
+/// The bottleneck links, in the order of `Figures::utilisation`.
+fn bottlenecks(p: &Point) -> impl Iterator<Item = usize> + '_ {
+    (0..p.topo.links.len()).filter(|&l| p.topo.links[l].bottleneck)
 }
 
 /// Largest relative deviation of a flow from its max-min share.
