@@ -304,3 +304,60 @@ proptest! {
         }
     }
 }
+
+/// Max-min augmentation: a congested period cuts a flow above its share
+/// to that share, not to 90 % of its pace (Algorithm 5 alone keeps the
+/// ratio a first-come flow took).
+#[test]
+fn max_min_cuts_a_flow_above_its_share_to_the_share() {
+    let cfg = CccConfig {
+        initial_data_size_bytes: 1000.0,
+        augmentation: Augmentation::MaxMinShare,
+        ..CccConfig::default()
+    };
+    // 10 Mbit/s of 1000-byte Data: 1250/s, 625/s each for two flows.
+    let mut sup = CccSupervisor::new(cfg, 10e6);
+    let (mut a, mut b) = (CccFlow::new(cfg), CccFlow::new(cfg));
+    for f in [&mut a, &mut b] {
+        f.add_next_hop(1, 1e6).unwrap();
+        f.on_objective(ms(0), 1e5);
+    }
+    sup.supervise(ms(0), &mut [&mut a, &mut b]);
+    for i in 0..100 {
+        a.on_interest(ms(i)); // 1000/s, above its share
+        if i % 4 == 0 {
+            b.on_interest(ms(i)); // 250/s
+        }
+    }
+    sup.on_drop();
+    sup.supervise(ms(100), &mut [&mut a, &mut b]);
+    assert!(
+        (a.constraint_out_ips() - 625.0).abs() < 1e-6,
+        "{}",
+        a.constraint_out_ips()
+    );
+    assert!(
+        (b.constraint_out_ips() - 312.5).abs() < 1e-6,
+        "{}",
+        b.constraint_out_ips()
+    );
+}
+
+/// A flow paced at a few Interests/s stays active across supervision
+/// periods without a packet (two Interests at its constraint), so it is
+/// counted in the max-min share and others are not raised above theirs.
+#[test]
+fn a_slow_flow_stays_active_between_its_interests() {
+    let cfg = CccConfig {
+        initial_data_size_bytes: 1000.0,
+        augmentation: Augmentation::MaxMinShare,
+        ..CccConfig::default()
+    };
+    let mut f = CccFlow::new(cfg);
+    f.add_next_hop(1, 5.0).unwrap();
+    f.on_interest(ms(0));
+    let window = activity_window(&f, Duration::from_millis(100));
+    assert_eq!(window, Duration::from_millis(400));
+    assert!(f.is_active(ms(350), window));
+    assert!(!f.is_active(ms(350), Duration::from_millis(100)));
+}

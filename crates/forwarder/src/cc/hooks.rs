@@ -331,7 +331,16 @@ impl CcHooks for SchemeHooks {
         view: &QueueView,
     ) {
         let sojourn_ms = self.cfg.ccc.congestion_sojourn_ms;
-        if sojourn_ms > 0 && sojourn > Duration::from_millis(sojourn_ms) {
+        // At least one serialisation of this Data: on a link where one Data
+        // takes longer than the threshold (8 KB at 2 Mbit/s: 32 ms), the
+        // Data waiting behind the one in service was counted as congestion
+        // and every flow cut (envelope sweep: seconds of swing).
+        let threshold = cc_core::codel::link_target(
+            Duration::from_millis(sojourn_ms),
+            pkt.wire.len(),
+            view.capacity_bps,
+        );
+        if sojourn_ms > 0 && sojourn > threshold {
             // CCC Algorithm 4 with a queue-delay threshold (see CccParams).
             self.ccc.on_drop(face);
         }
