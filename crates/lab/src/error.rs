@@ -32,6 +32,9 @@ pub enum LabError {
     /// The namespace runner failed (its message names the process or step).
     #[error("real run: {0}")]
     Real(String),
+    /// A sweep point that does not describe a topology.
+    #[error("{0}")]
+    Sweep(String),
     /// A plot could not be drawn.
     #[error("plot {file}: {msg}")]
     Plot { file: String, msg: String },

@@ -1,7 +1,8 @@
 //! icnlab: one scenario format ([`scenario`]) and two runners over it, the
 //! deterministic virtual-time network with real engines ([`sim`]) and real
 //! icnfwd/icnput/icncat processes in network namespaces ([`real`]), with
-//! the same table ([`results`]) and a report a person reads ([`report`]).
+//! the same table ([`results`]) and a report a person reads ([`report`]);
+//! [`sweep`] generates scenarios over the operating envelope.
 
 pub mod agree;
 mod error;
@@ -11,6 +12,7 @@ pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 
 pub use error::LabError;
 pub use scenario::{scenario_path, Scenario};

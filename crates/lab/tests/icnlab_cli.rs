@@ -205,3 +205,39 @@ fn an_unknown_key_in_the_scenario_is_reported_with_file_and_line() {
         "{err}"
     );
 }
+
+/// `icnlab sweep --sim` on two generated points: one report directory per
+/// point with its scenario file, and a CSV row per scheme-point whose
+/// figures are those of a working run (the bottleneck mostly used).
+#[test]
+fn sweep_sim_runs_generated_points_and_writes_one_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sweep");
+    let stdout = icnlab(
+        &[
+            "sweep",
+            "--sim",
+            "--point",
+            "dumbbell,1200,10,10,2",
+            "--point",
+            "parking-lot,4400,10",
+            "--schemes",
+            "rcp,qsccp",
+            "--duration",
+            "8",
+        ],
+        &out,
+    );
+    assert!(stdout.contains("## dumbbell-1200B-10M-10ms-2f"), "{stdout}");
+    for p in ["dumbbell-1200B-10M-10ms-2f", "parking-lot-4400B-10M"] {
+        assert!(read(out.join(p).join("scenario.toml")).contains("[[flow]]"));
+        assert!(out.join(p).join("report.html").exists());
+    }
+    let csv = read(out.join("sweep.csv"));
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for r in rows {
+        let util: f64 = r.split(',').nth(3).unwrap().parse().unwrap();
+        assert!(util > 80.0, "{r}");
+    }
+}

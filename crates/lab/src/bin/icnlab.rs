@@ -2,6 +2,7 @@
 //! network namespaces (`--real`, root) and write a run directory with the
 //! table, results.json, CSVs, SVG plots and report.html.
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +16,7 @@ use icn_lab::report::{self, ReportMeta};
 use icn_lab::results::RunResult;
 use icn_lab::scenario::SCHEMES;
 use icn_lab::sim::SimOptions;
+use icn_lab::sweep::SweepPoint;
 use icn_lab::{real, scenario_path, sim, Scenario};
 
 #[derive(Parser)]
@@ -50,6 +52,35 @@ enum Cmd {
         #[arg(long, value_delimiter = ',')]
         schemes: Vec<String>,
     },
+    /// Runs generated scenarios over the operating envelope (Data size,
+    /// capacity, RTT, flows, mixed RTTs, two bottlenecks) under each scheme:
+    /// in virtual time, on namespaces, or both with `--agree`.
+    Sweep {
+        /// Points: `dumbbell,SIZE,CAP_MBPS,RTT_MS,FLOWS`,
+        /// `mixed-rtt,SIZE,CAP_MBPS` or `parking-lot,SIZE,CAP_MBPS`
+        /// (repeatable); default: the testbed set (14 points covering each
+        /// axis's extremes).
+        #[arg(long = "point")]
+        points: Vec<String>,
+        /// Comma-separated schemes; default: pcon, rcp, mircc, ccc, wincm, qsccp.
+        #[arg(long, value_delimiter = ',')]
+        schemes: Vec<String>,
+        #[command(flatten)]
+        mode: Mode,
+        /// Both runners at every point, and a check that they agree
+        /// (exit status 1 when a scheme-point does not).
+        #[arg(long, conflicts_with_all = ["sim", "real"])]
+        agree: bool,
+        /// Seed of the virtual-time runs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Run length per scheme-point in seconds (default 30).
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Sweep directory; default lab-runs/sweep-<UTC time>.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Runs each scheme in virtual time and on namespaces (root) and checks
     /// they agree (utilisation within 5 points, flow rates within 10 %,
     /// p95 queue within 10 ms or 2x).
@@ -72,7 +103,7 @@ struct Mode {
     real: bool,
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct Common {
     /// A scenario file, or the name of one in configs/scenarios.
     scenario: String,
@@ -208,12 +239,137 @@ fn agree(sc: &Scenario, schemes: &[String], c: &Common) -> Result<(Vec<RunResult
     Ok((runs, table))
 }
 
+/// `sweep`: every point under every scheme; one report directory per
+/// point, `sweep.txt` and `sweep.csv` over all. Returns whether every
+/// scheme-point agreed (always true without `--agree`).
+fn sweep(
+    points: Vec<SweepPoint>,
+    schemes: &[String],
+    c: &Common,
+    real: bool,
+    agree_both: bool,
+    out: &std::path::Path,
+) -> Result<bool> {
+    let mut text = String::new();
+    let mut csv =
+        String::from("point,scheme,runner,utilisation_pct,jain,p95_queue_ms,drops,agrees\n");
+    let mut all_agree = true;
+    for (k, p) in points.iter().enumerate() {
+        eprintln!("[sweep] point {}/{}: {}", k + 1, points.len(), p.label);
+        let sc = p.scenario()?;
+        let c = Common {
+            scenario: p.label.clone(),
+            ..c.clone()
+        };
+        let (runs, table) = if agree_both {
+            let (runs, table) = agree(&sc, schemes, &c)?;
+            (runs, Some(table))
+        } else {
+            (run_schemes(&sc, schemes, &c, real)?, None)
+        };
+        let dir = out.join(&p.label);
+        let meta = ReportMeta {
+            scenario: &sc,
+            mode: format!("sweep point {}", p.label),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+        };
+        report::write_dir(&dir, &meta, &runs)?;
+        std::fs::write(dir.join("scenario.toml"), &p.toml)
+            .with_context(|| format!("writing {}", dir.display()))?;
+        let _ = writeln!(text, "## {}\n\n{}", p.label, report::summary(&runs));
+        let verdicts: Vec<(String, bool)> = if agree_both {
+            runs.chunks(2)
+                .map(|w| (w[0].scheme.clone(), Agreement::of(&w[0], &w[1]).ok()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for r in &runs {
+            let (scheme, runner) = r
+                .scheme
+                .split_once('/')
+                .unwrap_or((r.scheme.as_str(), if real { "real" } else { "sim" }));
+            let agrees = verdicts
+                .iter()
+                .find(|(s, _)| s.split('/').next() == Some(scheme))
+                .map_or(String::new(), |(_, ok)| ok.to_string());
+            let b = r.bottleneck();
+            let _ = writeln!(
+                csv,
+                "{},{scheme},{runner},{:.1},{:.3},{:.1},{},{agrees}",
+                p.label,
+                b.utilisation * 100.0,
+                r.jain,
+                b.queue_p95_ms,
+                r.drops
+            );
+        }
+        if let Some(t) = table {
+            all_agree &= verdicts.iter().all(|(_, ok)| *ok);
+            let _ = writeln!(text, "{t}");
+            std::fs::write(dir.join("agreement.txt"), &t)
+                .with_context(|| format!("writing {}", dir.display()))?;
+        }
+    }
+    std::fs::write(out.join("sweep.txt"), &text)
+        .with_context(|| format!("writing {}", out.display()))?;
+    std::fs::write(out.join("sweep.csv"), &csv)
+        .with_context(|| format!("writing {}", out.display()))?;
+    print!("{text}");
+    println!("sweep: {}", out.display());
+    Ok(all_agree)
+}
+
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    let (common, schemes, mode) = match Cli::parse().cmd {
+    let cmd = Cli::parse().cmd;
+    if let Cmd::Sweep {
+        points,
+        schemes,
+        mode,
+        agree,
+        seed,
+        duration,
+        out,
+    } = cmd
+    {
+        let points = if points.is_empty() {
+            icn_lab::sweep::testbed_points()
+        } else {
+            points
+                .iter()
+                .map(|s| icn_lab::sweep::parse_point(s))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let schemes = if schemes.is_empty() {
+            SCHEMES
+                .iter()
+                .filter(|s| **s != "none")
+                .map(|s| s.to_string())
+                .collect()
+        } else {
+            schemes
+        };
+        let c = Common {
+            scenario: String::new(),
+            seed,
+            duration,
+            sample_ms: 100,
+            segment_bytes: None,
+            out: None,
+        };
+        let out =
+            out.unwrap_or_else(|| PathBuf::from("lab-runs").join(format!("sweep-{}", utc_stamp())));
+        let ok = sweep(points, &schemes, &c, mode.real, agree, &out)?;
+        if !ok {
+            bail!("some scheme-points did not agree (sweep.txt)");
+        }
+        return Ok(());
+    }
+    let (common, schemes, mode) = match cmd {
         Cmd::Run {
             common,
             mode,
@@ -225,6 +381,7 @@ fn main() -> Result<()> {
             schemes,
         } => (common, schemes, Some(mode)),
         Cmd::Agree { common, schemes } => (common, schemes, None),
+        Cmd::Sweep { .. } => unreachable!("handled above"),
     };
     let mut sc = Scenario::load(&scenario_path(&common.scenario))?;
     let schemes = if schemes.is_empty() {
