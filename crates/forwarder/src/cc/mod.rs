@@ -10,6 +10,7 @@
 mod ccc;
 mod config;
 mod hooks;
+mod observe;
 mod qsccp;
 mod rate;
 mod strategy;
