@@ -251,7 +251,17 @@ pub fn render_state(st: &FaceState) -> String {
         line += &format!(" cc-evicted={}", st.cc_evicted_interests);
     }
     for s in &st.stamps {
-        line += &format!(" sent-{}={}..{}", s.field, s.min, s.max);
+        // Paces travel in milli-Interests/s; shown in Interests/s.
+        line += &if s.field.starts_with("pace-") {
+            format!(
+                " sent-{}={:.3}..{:.3}ips",
+                s.field,
+                s.min as f64 / 1e3,
+                s.max as f64 / 1e3
+            )
+        } else {
+            format!(" sent-{}={}..{}bps", s.field, s.min, s.max)
+        };
     }
     if !st.class_capacities.is_empty() {
         let classes: Vec<String> = st

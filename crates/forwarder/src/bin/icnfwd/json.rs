@@ -35,11 +35,27 @@ fn face(f: &FaceStatus, st: Option<&FaceState>) -> Value {
 fn state(s: &FaceState) -> Value {
     let drops: serde_json::Map<String, Value> =
         s.drops.iter().map(|(r, n)| (r.clone(), json!(n))).collect();
-    // Units: pace fields in milli-Interests/s, rates in bit/s (as on the wire).
+    // What the face sent in the last second, min/max over its flows:
+    // `pace_constraint_ips`, `pace_objective_ips` (Interests/s),
+    // `target_rate_bps`, `downstream_rate_bps`.
     let stamps: serde_json::Map<String, Value> = s
         .stamps
         .iter()
-        .map(|st| (st.field.clone(), json!({ "min": st.min, "max": st.max })))
+        .map(|st| {
+            let key = st.field.replace('-', "_");
+            if st.field.starts_with("pace-") {
+                let ips = |m: u64| m as f64 / 1e3;
+                (
+                    format!("{key}_ips"),
+                    json!({ "min": ips(st.min), "max": ips(st.max) }),
+                )
+            } else {
+                (
+                    format!("{key}_bps"),
+                    json!({ "min": st.min, "max": st.max }),
+                )
+            }
+        })
         .collect();
     let classes: serde_json::Map<String, Value> = s
         .class_capacities
@@ -68,7 +84,7 @@ fn state(s: &FaceState) -> Value {
         "aqm_episodes": s.aqm_episodes,
         "aqm_marking": s.aqm_marking,
         "cc_evicted_interests": s.cc_evicted_interests,
-        "sent_stamps": stamps,
+        "sent": stamps,
         "class_capacity_bps": classes,
     })
 }
