@@ -1,65 +1,40 @@
 #!/usr/bin/env bash
 # Builds the icnfwd .deb (cargo-deb) and checks that it lists the three
 # binaries, the systemd unit, the conffile and the man pages, and that the
-# packaged binaries run against the packaged config.
+# packaged binaries run against the packaged config; exits non-zero if not.
 #
-#   scripts/package.sh                # release build -> target/debian/icnfwd_<version>_<arch>.deb
-#   scripts/package.sh --profile dev  # the same package from the dev build (CI) -> target/debian/dev/
+#   scripts/package.sh            # -> target/debian/icnfwd_<version>_<arch>.deb
 #
-# `--profile dev` packages the debug binaries `cargo test --workspace`
-# already built, so CI checks the packaging without a second (release)
-# build of the world; that .deb is for the check, not for installing
-# (cargo-deb 3.8 warns that it is not meant for dev builds). CARGO_DEB may
-# name the cargo-deb binary to use (CI pins one); otherwise `cargo deb`,
-# installed when missing (`cargo install cargo-deb --version
-# $CARGO_DEB_VERSION --locked`, default 3.8.0). Respects CARGO_TARGET_DIR.
-# Prints how long each step took.
+# The release build is the one the namespace testbed makes
+# (crates/lab/src/real/bins.rs: the same `cargo build --release --bins -p
+# icn-forwarder -p icn-consumer`), so after `cargo test --workspace` as
+# root it is already done. Installs cargo-deb when it is missing (`cargo
+# install cargo-deb --version $CARGO_DEB_VERSION --locked`, default
+# 3.8.0). Respects CARGO_TARGET_DIR. Prints how long each step took.
 set -euo pipefail
-
-profile=release
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --profile) profile="${2:?--profile needs dev or release}"; shift 2 ;;
-        *) echo "usage: $0 [--profile dev|release]" >&2; exit 2 ;;
-    esac
-done
-case "$profile" in
-    release) build_flags=(--release); out_dir=release; deb_dir=debian ;;
-    # Kept apart from the release package, so that one is never taken for the other.
-    dev) build_flags=(); out_dir=debug; deb_dir=debian/dev ;;
-    *) echo "--profile must be dev or release, not $profile" >&2; exit 2 ;;
-esac
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 target="${CARGO_TARGET_DIR:-$root/target}"
-# cargo-deb reads the assets' target/release/ paths from the profile's
-# directory (target/debug/ for dev).
-bin="$target/$out_dir"
-assets="$bin/deb-assets"
+assets="$target/release/deb-assets"
 start=$SECONDS
 step() { echo "== $1 ($((SECONDS - start)) s so far)"; }
 
-if [ -n "${CARGO_DEB:-}" ]; then
-    cargo_deb=("$CARGO_DEB")
-else
-    cargo_deb=(cargo deb)
-    if ! cargo deb --version >/dev/null 2>&1; then
-        step "installing cargo-deb ${CARGO_DEB_VERSION:=3.8.0}"
-        cargo install cargo-deb --version "$CARGO_DEB_VERSION" --locked
-    fi
+if ! cargo deb --version >/dev/null 2>&1; then
+    step "installing cargo-deb ${CARGO_DEB_VERSION:=3.8.0}"
+    cargo install cargo-deb --version "$CARGO_DEB_VERSION" --locked
 fi
-"${cargo_deb[@]}" --version
+cargo deb --version
 
-step "$profile build of icnfwd, icncat, icnput"
-cargo build "${build_flags[@]}" -p icn-forwarder -p icn-consumer --bins
+step "release build of icnfwd, icncat, icnput"
+cargo build --release -p icn-forwarder -p icn-consumer --bins
 
 step "man pages from the clap definitions, and the packaged unit"
 rm -rf "$assets"
 mkdir -p "$assets/man"
-"$bin/icnfwd" generate-man "$assets/man"
-"$bin/icncat" --generate-man "$assets/man"
-"$bin/icnput" --generate-man "$assets/man"
+"$target/release/icnfwd" generate-man "$assets/man"
+"$target/release/icncat" --generate-man "$assets/man"
+"$target/release/icnput" --generate-man "$assets/man"
 gzip -9n "$assets"/man/*.1
 # The .deb installs the binary in /usr/bin; the unit in configs/ names the
 # from-source location, /usr/local/bin.
@@ -67,8 +42,7 @@ sed 's#/usr/local/bin/icnfwd#/usr/bin/icnfwd#g' configs/icnfwd.service >"$assets
 grep -q '^ExecStart=/usr/bin/icnfwd ' "$assets/icnfwd.service"
 
 step "cargo deb"
-mkdir -p "$target/$deb_dir"
-deb="$("${cargo_deb[@]}" -p icn-forwarder --no-build --profile "$profile" --strip -o "$target/$deb_dir" | tail -n 1)"
+deb="$(cargo deb -p icn-forwarder --no-build --strip | tail -n 1)"
 echo "$deb"
 
 step "checking the contents list"
