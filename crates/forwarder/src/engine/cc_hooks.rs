@@ -63,8 +63,8 @@ pub struct CcFaceStatus {
     pub primary_rate_bps: Option<u64>,
     /// MIRCC secondary stamping rate Rs, bit/s.
     pub secondary_rate_bps: Option<u64>,
-    /// Target rate computed here (QSCCP PECN R of the busiest flow, CCC
-    /// bandwidth estimate), bit/s.
+    /// Target rate computed here (QSCCP: the best-effort class capacity, what
+    /// a new BE flow competes for; CCC: eq. 12's used bandwidth), bit/s.
     pub target_rate_bps: Option<u64>,
     /// Interests held in the hook's queue for this face.
     pub queued_interests: u64,

@@ -24,7 +24,8 @@
 //! Count            = 210 NNI
 //! PrimaryRateBps   = 211 NNI   (RCP R / MIRCC Rp this face stamps, bit/s)
 //! SecondaryRateBps = 212 NNI   (MIRCC Rs)
-//! TargetRateBps    = 213 NNI   (QSCCP PECN R / CCC bandwidth estimate)
+//! TargetRateBps    = 213 NNI   (QSCCP best-effort class capacity / CCC
+//!                               used bandwidth, eq. 12)
 //! SojournLastNs    = 214 NNI   (queueing delay of the last packet to leave)
 //! SojournP95Ns     = 215 NNI   (95th percentile since the face was created,
 //!                               upper edge of its log2 bucket)
@@ -125,7 +126,7 @@ pub struct FaceState {
     pub primary_rate_bps: Option<u64>,
     /// MIRCC secondary rate Rs, bit/s.
     pub secondary_rate_bps: Option<u64>,
-    /// QSCCP/CCC target rate computed on the face, bit/s.
+    /// QSCCP best-effort class capacity / CCC used bandwidth, bit/s.
     pub target_rate_bps: Option<u64>,
     /// Queueing delay of the packets that left the face (both queues):
     /// the last one's, the 95th percentile and the largest, ns. `None`

@@ -182,7 +182,7 @@ fn states(e: &mut Exporter, states: &[FaceState]) {
     let drops = e.counter("icnfwd_face_drops", "Packets the face dropped, by reason");
     let rate = e.gauge(
         "icnfwd_face_cc_rate_bps",
-        "Congestion-control rate on the face, bit/s: primary = stamped RCP R / MIRCC Rp, secondary = MIRCC Rs, target = QSCCP PECN R / CCC bandwidth estimate",
+        "Congestion-control rate on the face, bit/s: primary = stamped RCP R / MIRCC Rp, secondary = MIRCC Rs, target = QSCCP best-effort class capacity / CCC used bandwidth (eq. 12 estimate)",
     );
     let flows = e.gauge(
         "icnfwd_face_cc_flows",
