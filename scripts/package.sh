@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Builds the icnfwd .deb (cargo-deb) and checks that it lists the three
-# binaries, the systemd unit, the conffile and the man pages.
+# binaries, the systemd unit, the conffile and the man pages, and that the
+# packaged binaries run against the packaged config; exits non-zero if not.
 #
 #   scripts/package.sh            # -> target/debian/icnfwd_<version>_<arch>.deb
 #
-# Installs cargo-deb (`cargo install cargo-deb --locked`) when it is missing.
-# Respects CARGO_TARGET_DIR. Prints how long each step took.
+# The release build is the one the namespace testbed makes
+# (crates/lab/src/real/bins.rs: the same `cargo build --release --bins -p
+# icn-forwarder -p icn-consumer`), so after `cargo test --workspace` as
+# root it is already done. Installs cargo-deb when it is missing (`cargo
+# install cargo-deb --version $CARGO_DEB_VERSION --locked`, default
+# 3.8.0). Respects CARGO_TARGET_DIR. Prints how long each step took.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,9 +21,10 @@ start=$SECONDS
 step() { echo "== $1 ($((SECONDS - start)) s so far)"; }
 
 if ! cargo deb --version >/dev/null 2>&1; then
-    step "installing cargo-deb"
-    cargo install cargo-deb --locked
+    step "installing cargo-deb ${CARGO_DEB_VERSION:=3.8.0}"
+    cargo install cargo-deb --version "$CARGO_DEB_VERSION" --locked
 fi
+cargo deb --version
 
 step "release build of icnfwd, icncat, icnput"
 cargo build --release -p icn-forwarder -p icn-consumer --bins

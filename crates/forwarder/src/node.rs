@@ -16,7 +16,7 @@ use icn_tlv::Name;
 
 use crate::engine::{EngineConfig, EngineEvent, FaceId, FaceParams, Forwarder, Transmit};
 use crate::mgmt::{
-    FaceCreateRequest, FaceState, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager,
+    CcStamp, FaceCreateRequest, FaceState, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager,
     ManagerConfig, MgmtEvent, PacketCounters, RibError, Route, StrategyChoiceStatus,
 };
 
@@ -243,7 +243,27 @@ impl FwdOps for EngineOps<'_> {
         }
     }
 
+    fn cs_info(&self) -> crate::mgmt::CsInfo {
+        use crate::mgmt::cs_info::{ENABLE_ADMIT, ENABLE_SERVE};
+        let s = self.0.cs_stats();
+        crate::mgmt::CsInfo {
+            capacity: s.max_entries,
+            // A store bounded to no entry admits nothing; lookups still run.
+            flags: ENABLE_SERVE | if s.max_entries > 0 { ENABLE_ADMIT } else { 0 },
+            n_entries: s.entries,
+            n_hits: s.hits,
+            n_misses: s.misses,
+            capacity_bytes: Some(s.max_bytes),
+            n_bytes: Some(s.bytes),
+        }
+    }
+
     fn face_states(&self) -> Vec<FaceState> {
+        let schemes = self
+            .0
+            .cc_hooks()
+            .as_any_ref()
+            .downcast_ref::<crate::cc::SchemeHooks>();
         self.0
             .faces()
             .map(|(id, f)| {
@@ -277,6 +297,17 @@ impl FwdOps for EngineOps<'_> {
                     sojourn_max_ns: sojourn.map(|s| s.max_ns),
                     cc_flows: f.cc.flows,
                     penalised_flows: f.cc.penalised_flows,
+                    aqm_marks: f.cc.aqm_marks,
+                    aqm_episodes: f.cc.aqm_episodes,
+                    aqm_marking: f.cc.aqm_marking,
+                    cc_evicted_interests: f.cc.evicted_interests,
+                    stamps: stamps(f.cc_stamps.last_window()),
+                    class_capacities: schemes
+                        .and_then(|h| h.class_capacities_bps(id))
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(c, bps)| (u64::from(c.code()), bps))
+                        .collect(),
                 }
             })
             .collect()
@@ -352,4 +383,23 @@ impl FwdOps for EngineOps<'_> {
     fn send_reply(&mut self, now: Timestamp, face: u64, data: Bytes) {
         self.0.send_local_data(now, FaceId(face), data);
     }
+}
+
+/// The dataset's stamps of one window, in a fixed field order.
+fn stamps(w: &crate::engine::StampWindow) -> Vec<CcStamp> {
+    [
+        ("pace-constraint", w.pace_constraint),
+        ("pace-objective", w.pace_objective),
+        ("target-rate", w.target_rate),
+        ("downstream-rate", w.downstream_rate),
+    ]
+    .into_iter()
+    .filter_map(|(field, r)| {
+        r.map(|r| CcStamp {
+            field: field.to_owned(),
+            min: r.min,
+            max: r.max,
+        })
+    })
+    .collect()
 }

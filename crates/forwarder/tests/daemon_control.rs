@@ -166,12 +166,81 @@ fn strategy_and_cs_verbs() {
     let err = refused(&sock, &["face", "create", "unix:///tmp/nothing"]);
     assert!(err.contains("406"), "{err}");
 
-    let cs = json(&sock, &["cs", "info", "--json"]);
-    assert!(cs["n_entries"].is_u64(), "{cs}");
-
     let missing = dir.path().join("absent.sock");
     let err = refused(&missing, &["face", "list"]);
     assert!(err.contains("absent.sock"), "{err}");
+}
+
+/// `cs info` reads NFD's cs/info: a store bounded to 5 entries that saw 8
+/// distinct segments (8 misses) and one repeated Interest (1 hit).
+#[test]
+fn cs_info_reports_the_stores_figures() {
+    const SEGMENTS: u32 = 8;
+    const CS_MAX_BYTES: u64 = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!("[tables]\ncs_max_packets = 5\ncs_max_bytes = {CS_MAX_BYTES}\n");
+    let (cfg, sock) = write_config(dir.path(), "cs", free_udp_port(), &extra);
+    let _fwd = start_icnfwd("icnfwd", &cfg, &sock);
+    let fresh = json(&sock, &["cs", "info", "--json"]);
+    assert_eq!(
+        (&fresh["entries"], &fresh["hits"], &fresh["misses"]),
+        (&Value::from(0), &Value::from(0), &Value::from(0)),
+        "{fresh}"
+    );
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let _producer = producer(&sock, "/cs", 1000).await;
+        let mut c = icn_forwarder::daemon::client::Client::connect(&sock)
+            .await
+            .unwrap();
+        c.set_timeout(Duration::from_secs(5));
+        let fetch = |i: u32, nonce: u32| {
+            let mut int = icn_tlv::Interest::new(format!("/cs/seg/{i}").parse().unwrap());
+            int.nonce = Some(nonce);
+            int.lifetime = Some(Duration::from_secs(4));
+            int
+        };
+        for i in 0..SEGMENTS {
+            c.express(fetch(i, 0xc5_0000 + i)).await.unwrap();
+        }
+        // The last segment again, with a new nonce: from the store.
+        c.express(fetch(SEGMENTS - 1, 0xc5_1000)).await.unwrap();
+    });
+
+    let cs = json(&sock, &["cs", "info", "--json"]);
+    assert_eq!(cs["capacity_entries"], 5, "{cs}");
+    assert_eq!(cs["capacity_bytes"], CS_MAX_BYTES, "{cs}");
+    assert_eq!(cs["entries"], 5, "{cs}");
+    assert_eq!(
+        (&cs["hits"], &cs["misses"]),
+        (&Value::from(1), &Value::from(SEGMENTS)),
+        "{cs}"
+    );
+    assert_eq!(
+        (&cs["admit"], &cs["serve"]),
+        (&Value::Bool(true), &Value::Bool(true)),
+        "{cs}"
+    );
+    let bytes = cs["bytes"].as_u64().unwrap();
+    assert!((5 * 1000..=CS_MAX_BYTES).contains(&bytes), "{cs}");
+    let text = ctl_ok(&sock, &["cs", "info"]);
+    for line in [
+        "capacity=5",
+        "nEntries=5",
+        "nHits=1",
+        &format!("nMisses={SEGMENTS}"),
+        "admit=on",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim() == line),
+            "{line} missing from:\n{text}"
+        );
+    }
+    assert!(status(&sock).contains(&format!("cs: entries=5/5 hits=1 misses={SEGMENTS}")));
 }
 
 #[test]

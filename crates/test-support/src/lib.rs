@@ -4,7 +4,8 @@
 //! commands run to completion within a bound, waits for a stdout line or a
 //! path with a bound, and free loopback ports. Every wait returns as soon
 //! as its event happens; the timeout only bounds a failure. [`response`]
-//! measures settling and overshoot of rate series for both arrival tests.
+//! measures settling and overshoot of rate series for both arrival tests;
+//! [`openmetrics`] scrapes and strictly parses icnfwd's metrics endpoint.
 //!
 //! Dev-only (`publish = false`); panics are the point here: they are test
 //! failures that say what was seen.
@@ -16,6 +17,7 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub mod openmetrics;
 pub mod response;
 
 /// A child process killed (SIGKILL) and reaped when dropped.

@@ -11,6 +11,7 @@ mod ccc;
 mod config;
 mod hooks;
 mod marking;
+mod observe;
 mod qsccp;
 mod rate;
 mod strategy;

@@ -206,6 +206,14 @@ impl Client {
         }
     }
 
+    /// NFD's `cs/info`: the Content Store's capacity, occupancy and lookups.
+    pub async fn cs_info(&mut self) -> anyhow::Result<crate::mgmt::CsInfo> {
+        let (m, d) = crate::mgmt::cs_info::DATASET;
+        Ok(crate::mgmt::CsInfo::decode(
+            self.dataset(&format!("/localhost/nfd/{m}/{d}")).await?,
+        )?)
+    }
+
     /// Everything `icnfwd status` shows. The icnfwd-specific face state is
     /// left empty when the forwarder does not serve it (NFD).
     pub async fn snapshot(&mut self) -> anyhow::Result<Snapshot> {
@@ -237,7 +245,10 @@ impl Client {
             Ok(p) => Some(crate::mgmt::LimitsState::decode(p)?),
             Err(_) => None,
         };
+        // Absent from forwarders without cs/info (older icnfwd).
+        let cs = self.cs_info().await.ok();
         Ok(Snapshot {
+            cs,
             limits,
             general,
             faces,

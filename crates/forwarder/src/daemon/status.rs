@@ -24,6 +24,8 @@ pub struct Snapshot {
     pub mcast: Option<McastState>,
     /// Budgets and forwarder-wide drops (`None` from other forwarders).
     pub limits: Option<crate::mgmt::LimitsState>,
+    /// The Content Store's figures (`None` without `cs/info`).
+    pub cs: Option<crate::mgmt::CsInfo>,
 }
 
 /// Renders a snapshot as text.
@@ -50,6 +52,9 @@ pub fn render(s: &Snapshot) -> String {
         g.n_satisfied_interests,
         g.n_unsatisfied_interests
     );
+    if let Some(cs) = &s.cs {
+        let _ = writeln!(o, "  {}", render_cs(cs));
+    }
     let _ = writeln!(o, "Faces:");
     for f in &s.faces {
         let scope = if f.face_scope == 1 {
@@ -173,6 +178,22 @@ pub fn render_mcast(m: &McastState) -> String {
     o
 }
 
+/// The Content Store line of `icnfwd status`: what `icnfwd cs info` shows.
+pub fn render_cs(cs: &crate::mgmt::CsInfo) -> String {
+    let mut line = format!(
+        "cs: entries={}/{} hits={} misses={} flags={}",
+        cs.n_entries,
+        cs.capacity,
+        cs.n_hits,
+        cs.n_misses,
+        cs.flag_names()
+    );
+    if let (Some(b), Some(max)) = (cs.n_bytes, cs.capacity_bytes) {
+        line += &format!(" bytes={b}/{max}");
+    }
+    line
+}
+
 /// One line of icnfwd-specific face state: capacity, egress queue and its
 /// sojourn times, frames, congestion marks, drops by reason and the
 /// congestion control's rates.
@@ -218,7 +239,44 @@ pub fn render_state(st: &FaceState) -> String {
     if st.penalised_flows > 0 {
         line += &format!(" penalised-flows={}", st.penalised_flows);
     }
+    if st.aqm_marks > 0 || st.aqm_episodes > 0 || st.aqm_marking {
+        line += &format!(
+            " aqm={{marks={} episodes={}{}}}",
+            st.aqm_marks,
+            st.aqm_episodes,
+            if st.aqm_marking { " marking" } else { "" }
+        );
+    }
+    if st.cc_evicted_interests > 0 {
+        line += &format!(" cc-evicted={}", st.cc_evicted_interests);
+    }
+    for s in &st.stamps {
+        // Paces travel in milli-Interests/s; shown in Interests/s.
+        line += &if s.field.starts_with("pace-") {
+            format!(
+                " sent-{}={:.3}..{:.3}ips",
+                s.field,
+                s.min as f64 / 1e3,
+                s.max as f64 / 1e3
+            )
+        } else {
+            format!(" sent-{}={}..{}bps", s.field, s.min, s.max)
+        };
+    }
+    if !st.class_capacities.is_empty() {
+        let classes: Vec<String> = st
+            .class_capacities
+            .iter()
+            .map(|(c, bps)| format!("{}={bps}", class_name(*c)))
+            .collect();
+        line += &format!(" class-capacity-bps={{{}}}", classes.join(" "));
+    }
     line
+}
+
+/// A QSCCP service-class code's name (`cs7` .. `be`).
+pub fn class_name(code: u64) -> &'static str {
+    cc_core::qsccp::ServiceClass::from_code(code).0.name()
 }
 
 /// Connects, fetches and prints; the `icnfwd status` entry point.

@@ -63,8 +63,8 @@ pub struct CcFaceStatus {
     pub primary_rate_bps: Option<u64>,
     /// MIRCC secondary stamping rate Rs, bit/s.
     pub secondary_rate_bps: Option<u64>,
-    /// Target rate computed here (QSCCP PECN R of the busiest flow, CCC
-    /// bandwidth estimate), bit/s.
+    /// Target rate computed here (QSCCP: the best-effort class capacity, what
+    /// a new BE flow competes for; CCC: eq. 12's used bandwidth), bit/s.
     pub target_rate_bps: Option<u64>,
     /// Interests held in the hook's queue for this face.
     pub queued_interests: u64,
@@ -85,8 +85,22 @@ pub struct CcFaceStatus {
     pub penalised_flows: u64,
 }
 
+/// Shared access to a hook object as `Any`, for status readers that
+/// downcast to the scheme's type (`Forwarder::cc_hooks`). Implemented for
+/// every sized `'static` type, so hook implementations need not write it.
+pub trait AsAnyRef {
+    /// `self` as `&dyn Any`.
+    fn as_any_ref(&self) -> &dyn Any;
+}
+
+impl<T: Any> AsAnyRef for T {
+    fn as_any_ref(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// Engine-side congestion-control hooks. Every method has a no-op default.
-pub trait CcHooks: Send {
+pub trait CcHooks: AsAnyRef + Send {
     /// For strategies that downcast to their scheme's state.
     fn as_any_mut(&mut self) -> &mut dyn Any;
 

@@ -232,6 +232,7 @@ fn next_frame(
         let pkt = f.queues.dequeue(now, &mut view, hooks);
         f.publish_queue(view.stats);
         let pkt = pkt?;
+        f.info.cc_stamps.observe(now, pkt.kind, &pkt.cc);
         if pkt.congestion_mark > 0 && pkt.kind != PacketKind::Interest {
             f.info.counters.n_out_marked += 1;
         }

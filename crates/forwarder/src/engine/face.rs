@@ -8,6 +8,7 @@ use cc_core::Duration;
 
 use super::cc_hooks::CcFaceStatus;
 use super::counters::FaceCounters;
+use super::observe::CcStamps;
 use super::queue::SojournStats;
 
 /// Face identifier with NFD numbering: 1 = internal (management),
@@ -276,6 +277,8 @@ pub struct FaceInfo {
     pub sojourn: SojournStats,
     /// Congestion-control state (rates), refreshed at each periodic update.
     pub cc: CcFaceStatus,
+    /// CC header fields the face sent, per one-second window.
+    pub cc_stamps: CcStamps,
     /// Frames dropped by link emulation.
     pub emulated_drops: u64,
 }

@@ -32,6 +32,7 @@ use super::face::{FaceId, FaceInfo, FaceParams, LinkEmulation, QueueStats};
 use super::fib::{Fib, FibError};
 use super::hash::SeededState;
 use super::name_table::{PrefixTable, TableInsertError};
+use super::observe::CcStamps;
 use super::pit::Pit;
 use super::queue::{DataAqm, EgressQueues, InterestShaper};
 use super::strategy::{
@@ -205,6 +206,7 @@ impl Forwarder {
                 queue: QueueStats::default(),
                 sojourn: Default::default(),
                 cc: Default::default(),
+                cc_stamps: CcStamps::new(now),
                 emulated_drops: 0,
             },
             queues: EgressQueues::new(self.cfg.queue, flow_hasher),
@@ -492,6 +494,7 @@ impl Forwarder {
             self.cc.handle_timeout(now);
             for (id, f) in &mut self.faces.0 {
                 f.info.cc = self.cc.status(*id);
+                f.info.cc_stamps.roll(now);
                 if !f.queues.is_empty() && !f.in_active {
                     f.in_active = true;
                     self.active.push_back(*id);

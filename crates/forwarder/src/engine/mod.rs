@@ -18,6 +18,7 @@ mod forwarder;
 pub mod hash;
 pub mod multicast_hook;
 pub mod name_table;
+mod observe;
 mod pipeline;
 mod pipeline_data;
 pub mod pit;
@@ -25,7 +26,9 @@ pub mod queue;
 pub mod strategy;
 
 pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
-pub use cc_hooks::{CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc};
+pub use cc_hooks::{
+    AsAnyRef, CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc,
+};
 pub use counters::{DropCounters, DropReason, FaceCounters, ForwarderCounters};
 pub use face::{
     FaceId, FaceInfo, FaceParams, FaceScope, LinkEmulation, LinkType, Persistency, QueueStats,
@@ -35,6 +38,7 @@ pub use forwarder::Forwarder;
 pub use multicast_hook::{
     GroupDataVerdict, McFrame, MulticastHook, NoMulticast, SubscriptionVerdict,
 };
+pub use observe::{CcStamps, CsStats, StampRange, StampWindow, STAMP_WINDOW};
 pub use pit::{InRecord, OutRecord, PitEntry};
 pub use queue::{
     AqmVerdict, DataAqm, DataFlow, InterestShaper, OutPacket, PacketKind, QueueLimits, QueueView,

@@ -20,6 +20,7 @@ pub const DATASETS: &[(&str, &str)] = &[
     super::face_query::DATASET,
     super::mcast_state::DATASET,
     super::limits_state::DATASET,
+    super::cs_info::DATASET,
 ];
 
 /// How a command Interest was signed. Only digests are checked (see

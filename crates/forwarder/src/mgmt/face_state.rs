@@ -10,7 +10,9 @@
 //!                      NOutFrames NOutMarked *Drop [PrimaryRateBps]
 //!                      [SecondaryRateBps] [TargetRateBps]
 //!                      [SojournLastNs SojournP95Ns SojournMaxNs]
-//!                      [CcFlows] [PenalisedFlows]
+//!                      [CcFlows] [PenalisedFlows] [AqmMarks] [AqmEpisodes]
+//!                      [AqmMarking] [CcEvictedInterests] *Stamp
+//!                      *ClassCapacity
 //! FaceId           = 105 NNI                  (as in FaceStatus)
 //! CapacityBps      = 200 NNI                  (bit/s; absent = unpaced)
 //! QueueInterests   = 201 NNI   QueueInterestBytes = 202 NNI
@@ -22,7 +24,8 @@
 //! Count            = 210 NNI
 //! PrimaryRateBps   = 211 NNI   (RCP R / MIRCC Rp this face stamps, bit/s)
 //! SecondaryRateBps = 212 NNI   (MIRCC Rs)
-//! TargetRateBps    = 213 NNI   (QSCCP PECN R / CCC bandwidth estimate)
+//! TargetRateBps    = 213 NNI   (QSCCP best-effort class capacity / CCC
+//!                               used bandwidth, eq. 12)
 //! SojournLastNs    = 214 NNI   (queueing delay of the last packet to leave)
 //! SojournP95Ns     = 215 NNI   (95th percentile since the face was created,
 //!                               upper edge of its log2 bucket)
@@ -31,6 +34,22 @@
 //!                               the face; absent = none)
 //! PenalisedFlows   = 218 NNI   (flows QSCCP judged greedy and discounted
 //!                               so far; absent = none)
+//! AqmMarks         = 219 NNI   (Data this face's AQM marked: PCON CoDel,
+//!                               WinCM multi-marking; absent = none)
+//! AqmEpisodes      = 220 NNI   (congestion episodes the AQM entered)
+//! AqmMarking       = 221 NNI   (1: the AQM is marking now; absent = not)
+//! CcEvictedInterests = 222 NNI (Interests the MIRCC shaper evicted for
+//!                               primary ones and Nacked; absent = none)
+//! Stamp            = 223 TLV-LENGTH StampField StampMin StampMax
+//! StampField       = 224 UTF-8 (a CC header field the face sent in the
+//!                               last one-second window: "pace-constraint"
+//!                               and "pace-objective" in milli-Interests/s,
+//!                               "target-rate" and "downstream-rate" in bit/s)
+//! StampMin         = 225 NNI   StampMax = 226 NNI (its range over the flows)
+//! ClassCapacity    = 227 TLV-LENGTH ServiceClass ClassBps
+//! ServiceClass     = 228 NNI   (QSCCP class code: 0 CS7 .. 7 BE)
+//! ClassBps         = 229 NNI   (the class's PECN capacity B_c on the face
+//!                               in the last period, bit/s)
 //! ```
 //! Drops include link emulation's random loss (reason "emulated-loss").
 //! Decoders skip unknown elements, so fields can be added.
@@ -64,6 +83,27 @@ const SOJOURN_P95_NS: u32 = 215;
 const SOJOURN_MAX_NS: u32 = 216;
 const CC_FLOWS: u32 = 217;
 const PENALISED_FLOWS: u32 = 218;
+const AQM_MARKS: u32 = 219;
+const AQM_EPISODES: u32 = 220;
+const AQM_MARKING: u32 = 221;
+const CC_EVICTED_INTERESTS: u32 = 222;
+const STAMP: u32 = 223;
+const STAMP_FIELD: u32 = 224;
+const STAMP_MIN: u32 = 225;
+const STAMP_MAX: u32 = 226;
+const CLASS_CAPACITY: u32 = 227;
+const SERVICE_CLASS: u32 = 228;
+const CLASS_BPS: u32 = 229;
+
+/// The range of one CC header field a face sent in the last window.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CcStamp {
+    /// "pace-constraint", "pace-objective" (milli-Interests/s),
+    /// "target-rate", "downstream-rate" (bit/s).
+    pub field: String,
+    pub min: u64,
+    pub max: u64,
+}
 
 /// One face's icnfwd-specific state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,7 +126,7 @@ pub struct FaceState {
     pub primary_rate_bps: Option<u64>,
     /// MIRCC secondary rate Rs, bit/s.
     pub secondary_rate_bps: Option<u64>,
-    /// QSCCP/CCC target rate computed on the face, bit/s.
+    /// QSCCP best-effort class capacity / CCC used bandwidth, bit/s.
     pub target_rate_bps: Option<u64>,
     /// Queueing delay of the packets that left the face (both queues):
     /// the last one's, the 95th percentile and the largest, ns. `None`
@@ -98,6 +138,20 @@ pub struct FaceState {
     pub cc_flows: u64,
     /// Flows QSCCP judged greedy and discounted so far.
     pub penalised_flows: u64,
+    /// Data the face's AQM (PCON CoDel, WinCM multi-marking) marked; unlike
+    /// `n_out_marked` this excludes marks that came from upstream.
+    pub aqm_marks: u64,
+    /// Congestion episodes the AQM entered.
+    pub aqm_episodes: u64,
+    /// True while the AQM is marking.
+    pub aqm_marking: bool,
+    /// Interests the MIRCC shaper evicted (and Nacked) for primary ones.
+    pub cc_evicted_interests: u64,
+    /// CC header fields the face sent in the last one-second window.
+    pub stamps: Vec<CcStamp>,
+    /// QSCCP: (class code, PECN class capacity B_c in bit/s), empty when
+    /// the face runs no QSCCP scheduler.
+    pub class_capacities: Vec<(u64, u64)>,
 }
 
 impl FaceState {
@@ -130,6 +184,28 @@ impl FaceState {
             PENALISED_FLOWS,
             Some(self.penalised_flows).filter(|&n| n > 0),
         );
+        let nonzero = |n: u64| Some(n).filter(|&n| n > 0);
+        put_opt_nni(&mut b, AQM_MARKS, nonzero(self.aqm_marks));
+        put_opt_nni(&mut b, AQM_EPISODES, nonzero(self.aqm_episodes));
+        put_opt_nni(&mut b, AQM_MARKING, self.aqm_marking.then_some(1));
+        put_opt_nni(
+            &mut b,
+            CC_EVICTED_INTERESTS,
+            nonzero(self.cc_evicted_interests),
+        );
+        for s in &self.stamps {
+            let mut d = BytesMut::with_capacity(s.field.len() + 24);
+            put_tlv(&mut d, STAMP_FIELD, s.field.as_bytes());
+            put_nni(&mut d, STAMP_MIN, s.min);
+            put_nni(&mut d, STAMP_MAX, s.max);
+            put_nested(&mut b, STAMP, &d);
+        }
+        for (class, bps) in &self.class_capacities {
+            let mut d = BytesMut::with_capacity(16);
+            put_nni(&mut d, SERVICE_CLASS, *class);
+            put_nni(&mut d, CLASS_BPS, *bps);
+            put_nested(&mut b, CLASS_CAPACITY, &d);
+        }
         put_nested(out, ITEM, &b);
     }
 
@@ -157,6 +233,38 @@ impl FaceState {
                 SOJOURN_MAX_NS => s.sojourn_max_ns = Some(wire::nni(&v)?),
                 CC_FLOWS => s.cc_flows = wire::nni(&v)?,
                 PENALISED_FLOWS => s.penalised_flows = wire::nni(&v)?,
+                AQM_MARKS => s.aqm_marks = wire::nni(&v)?,
+                AQM_EPISODES => s.aqm_episodes = wire::nni(&v)?,
+                AQM_MARKING => s.aqm_marking = wire::nni(&v)? != 0,
+                CC_EVICTED_INTERESTS => s.cc_evicted_interests = wire::nni(&v)?,
+                STAMP => {
+                    let mut st = CcStamp::default();
+                    let mut field = None;
+                    let mut rr = TlvReader::new(v);
+                    while let Some((t, v)) = rr.next_element()? {
+                        match t {
+                            STAMP_FIELD => field = Some(wire::utf8(&v)?),
+                            STAMP_MIN => st.min = wire::nni(&v)?,
+                            STAMP_MAX => st.max = wire::nni(&v)?,
+                            _ => {}
+                        }
+                    }
+                    st.field = field.ok_or(MgmtError::Missing("StampField"))?;
+                    s.stamps.push(st);
+                }
+                CLASS_CAPACITY => {
+                    let (mut class, mut bps) = (None, 0);
+                    let mut rr = TlvReader::new(v);
+                    while let Some((t, v)) = rr.next_element()? {
+                        match t {
+                            SERVICE_CLASS => class = Some(wire::nni(&v)?),
+                            CLASS_BPS => bps = wire::nni(&v)?,
+                            _ => {}
+                        }
+                    }
+                    let class = class.ok_or(MgmtError::Missing("ServiceClass"))?;
+                    s.class_capacities.push((class, bps));
+                }
                 DROP => {
                     let (mut reason, mut count) = (None, 0);
                     let mut rr = TlvReader::new(v);
@@ -186,6 +294,11 @@ impl FaceState {
     pub fn total_drops(&self) -> u64 {
         self.drops.iter().map(|(_, c)| c).sum()
     }
+
+    /// The stamp of `field` sent in the last window, if any.
+    pub fn stamp(&self, field: &str) -> Option<&CcStamp> {
+        self.stamps.iter().find(|s| s.field == field)
+    }
 }
 
 #[cfg(test)]
@@ -203,9 +316,15 @@ mod tests {
             proptest::array::uniform3(proptest::option::of(any::<u64>())),
             proptest::array::uniform3(proptest::option::of(any::<u64>())),
             proptest::array::uniform2(any::<u64>()),
+            (
+                proptest::array::uniform3(any::<u64>()),
+                any::<bool>(),
+                proptest::collection::vec(("[a-z-]{1,20}", any::<u64>(), any::<u64>()), 0..4),
+                proptest::collection::vec((0u64..8, any::<u64>()), 0..8),
+            ),
         )
-            .prop_map(
-                |(face_id, capacity_bps, q, drops, rates, sj, flows)| FaceState {
+            .prop_map(|(face_id, capacity_bps, q, drops, rates, sj, flows, cc)| {
+                FaceState {
                     face_id,
                     capacity_bps,
                     queue_interests: q[0],
@@ -224,8 +343,18 @@ mod tests {
                     sojourn_max_ns: sj[2],
                     cc_flows: flows[0],
                     penalised_flows: flows[1],
-                },
-            )
+                    aqm_marks: cc.0[0],
+                    aqm_episodes: cc.0[1],
+                    aqm_marking: cc.1,
+                    cc_evicted_interests: cc.0[2],
+                    stamps: cc
+                        .2
+                        .into_iter()
+                        .map(|(field, min, max)| CcStamp { field, min, max })
+                        .collect(),
+                    class_capacities: cc.3,
+                }
+            })
     }
 
     proptest! {

@@ -12,12 +12,14 @@
 //! - [`rib`]: routes by origin with ChildInherit/Capture, feeding the FIB.
 //! - [`face_uri`]: FaceUri parsing.
 //! - [`face_state`]: the icnfwd-specific per-face state dataset.
+//! - [`cs_info`]: NFD's `cs/info` (Content Store figures).
 //! - [`face_query`]: the `faces/query` filter.
 //! - [`mcast_state`]: the multicast tree node's counters and groups.
 //! - [`limits_state`]: memory budgets and forwarder-wide drops.
 //! - [`scope`], [`trust`]: what non-local faces may do, and signature checks.
 
 pub mod command;
+pub mod cs_info;
 pub mod dataset;
 pub mod face_query;
 pub mod face_state;
@@ -32,12 +34,13 @@ pub mod trust;
 mod wire;
 
 pub use command::{classify, is_management_name, Request, Signing};
+pub use cs_info::CsInfo;
 pub use dataset::{
     FaceStatus, FibEntry, ForwarderStatus, PacketCounters, RibEntryStatus, RouteRecord,
     StrategyChoiceStatus,
 };
 pub use face_query::FaceQueryFilter;
-pub use face_state::FaceState;
+pub use face_state::{CcStamp, FaceState};
 pub use face_uri::{FaceUri, FaceUriError};
 pub use limits_state::LimitsState;
 pub use manager::{FaceCreateRequest, FwdOps, GeneralCounters, Manager, ManagerConfig, MgmtEvent};

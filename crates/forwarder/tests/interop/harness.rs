@@ -8,6 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use bytes::Bytes;
+use icn_forwarder::daemon::client::Client;
+use icn_forwarder::mgmt::ControlParameters;
+use icn_tlv::{Data, Interest, LpPacket};
+
 // The process guard, bounded runs and waits, and free ports are shared
 // with the workspace tests (tests/common) through icn-test-support.
 pub use icn_test_support::{
@@ -61,4 +66,38 @@ pub fn ctl_ok(socket: &Path, args: &[&str]) -> String {
 /// `icnfwd status` against a socket; returns stdout.
 pub fn status(socket: &Path) -> String {
     ctl_ok(socket, &["status"])
+}
+
+/// Registers `prefix` at the forwarder on `sock` and answers every
+/// Interest under it with `size` bytes, until the task is dropped.
+pub async fn producer(sock: &Path, prefix: &str, size: usize) -> tokio::task::JoinHandle<()> {
+    let mut c = Client::connect(sock).await.unwrap();
+    let p = ControlParameters {
+        name: Some(prefix.parse().unwrap()),
+        ..Default::default()
+    };
+    c.command_ok("rib", "register", &p).await.unwrap();
+    tokio::spawn(async move {
+        loop {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+            let Ok((typ, el)) = c.recv_until(deadline).await else {
+                return;
+            };
+            // Under a CC scheme the Interest may come in an LpPacket
+            // carrying CC fields; the Data goes back bare.
+            let wire = match typ {
+                5 => el,
+                100 => match LpPacket::decode(el).ok().and_then(|lp| lp.fragment) {
+                    Some(f) => f,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let Ok(i) = Interest::decode(wire) else {
+                continue;
+            };
+            let d = Data::new(i.name, Bytes::from(vec![7u8; size]));
+            c.send(&d.encode_signed_digest_sha256()).await.unwrap();
+        }
+    })
 }

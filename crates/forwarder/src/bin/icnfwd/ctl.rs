@@ -9,6 +9,7 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use icn_forwarder::daemon::client::Client;
 use icn_forwarder::daemon::status::persistency_name;
+use icn_forwarder::mgmt::cs_info::{ENABLE_ADMIT, ENABLE_SERVE};
 use icn_forwarder::mgmt::dataset::{FaceStatus, RibEntryStatus, StrategyChoiceStatus};
 use icn_forwarder::mgmt::{status as code, ControlParameters};
 use icn_tlv::Name;
@@ -374,15 +375,25 @@ pub async fn strategy(c: &mut Client, cmd: StrategyCmd) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cs info`: icnfwd serves no `cs/info` dataset, so the occupancy comes
-/// from `status/general` (its NCsEntries).
+/// `cs info`: NFD's `cs/info` dataset, printed as nfdc prints it, plus the
+/// byte bound and the bytes held.
 pub async fn cs(c: &mut Client, cmd: CsCmd) -> anyhow::Result<()> {
     let CsCmd::Info(a) = cmd;
-    let g = c.general().await?;
+    let cs = c.cs_info().await.context("reading cs/info")?;
     if a.json {
-        println!("{}", serde_json::json!({ "n_entries": g.n_cs_entries }));
-    } else {
-        println!("CS information:\n  nEntries={}", g.n_cs_entries);
+        println!("{}", json::cs(&cs));
+        return Ok(());
     }
+    let on = |bit: u64| if cs.flags & bit != 0 { "on" } else { "off" };
+    let opt = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+    println!("CS information:");
+    println!("       capacity={}", cs.capacity);
+    println!("  capacityBytes={}", opt(cs.capacity_bytes));
+    println!("          admit={}", on(ENABLE_ADMIT));
+    println!("          serve={}", on(ENABLE_SERVE));
+    println!("       nEntries={}", cs.n_entries);
+    println!("         nBytes={}", opt(cs.n_bytes));
+    println!("          nHits={}", cs.n_hits);
+    println!("        nMisses={}", cs.n_misses);
     Ok(())
 }

@@ -2,13 +2,14 @@
 //! listing, field names in snake_case with units, for scripts and tests.
 
 use icn_forwarder::daemon::status::Snapshot;
+use icn_forwarder::mgmt::cs_info::{ENABLE_ADMIT, ENABLE_SERVE};
 use icn_forwarder::mgmt::dataset::{
     FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, StrategyChoiceStatus,
 };
-use icn_forwarder::mgmt::FaceState;
+use icn_forwarder::mgmt::{CsInfo, FaceState};
 use serde_json::{json, Value};
 
-use icn_forwarder::daemon::status::{link_type_name, persistency_name};
+use icn_forwarder::daemon::status::{class_name, link_type_name, persistency_name};
 
 use crate::ctl::route_flags;
 
@@ -34,6 +35,33 @@ fn face(f: &FaceStatus, st: Option<&FaceState>) -> Value {
 fn state(s: &FaceState) -> Value {
     let drops: serde_json::Map<String, Value> =
         s.drops.iter().map(|(r, n)| (r.clone(), json!(n))).collect();
+    // What the face sent in the last second, min/max over its flows:
+    // `pace_constraint_ips`, `pace_objective_ips` (Interests/s),
+    // `target_rate_bps`, `downstream_rate_bps`.
+    let stamps: serde_json::Map<String, Value> = s
+        .stamps
+        .iter()
+        .map(|st| {
+            let key = st.field.replace('-', "_");
+            if st.field.starts_with("pace-") {
+                let ips = |m: u64| m as f64 / 1e3;
+                (
+                    format!("{key}_ips"),
+                    json!({ "min": ips(st.min), "max": ips(st.max) }),
+                )
+            } else {
+                (
+                    format!("{key}_bps"),
+                    json!({ "min": st.min, "max": st.max }),
+                )
+            }
+        })
+        .collect();
+    let classes: serde_json::Map<String, Value> = s
+        .class_capacities
+        .iter()
+        .map(|(c, bps)| (class_name(*c).to_owned(), json!(bps)))
+        .collect();
     json!({
         "capacity_bps": s.capacity_bps,
         "queue_interests": s.queue_interests,
@@ -52,6 +80,12 @@ fn state(s: &FaceState) -> Value {
         "sojourn_max_ns": s.sojourn_max_ns,
         "cc_flows": s.cc_flows,
         "penalised_flows": s.penalised_flows,
+        "aqm_marks": s.aqm_marks,
+        "aqm_episodes": s.aqm_episodes,
+        "aqm_marking": s.aqm_marking,
+        "cc_evicted_interests": s.cc_evicted_interests,
+        "sent": stamps,
+        "class_capacity_bps": classes,
     })
 }
 
@@ -117,6 +151,20 @@ fn general(g: &ForwarderStatus) -> Value {
     })
 }
 
+/// `cs info --json`.
+pub fn cs(cs: &CsInfo) -> Value {
+    json!({
+        "capacity_entries": cs.capacity,
+        "capacity_bytes": cs.capacity_bytes,
+        "entries": cs.n_entries,
+        "bytes": cs.n_bytes,
+        "hits": cs.n_hits,
+        "misses": cs.n_misses,
+        "admit": cs.flags & ENABLE_ADMIT != 0,
+        "serve": cs.flags & ENABLE_SERVE != 0,
+    })
+}
+
 /// `status --json`: everything `icnfwd status` prints.
 pub fn snapshot(s: &Snapshot) -> Value {
     let mcast = s.mcast.as_ref().map(|m| {
@@ -134,5 +182,6 @@ pub fn snapshot(s: &Snapshot) -> Value {
         "routes": routes(&s.rib),
         "strategies": strategies(&s.strategies),
         "multicast": mcast,
+        "cs": s.cs.as_ref().map(cs),
     })
 }

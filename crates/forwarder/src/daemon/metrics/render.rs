@@ -12,8 +12,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::config::Tables;
+use crate::daemon::status::class_name;
 use crate::daemon::status::{persistency_name, Snapshot};
-use crate::mgmt::{FaceState, FaceStatus};
+use crate::mgmt::{CsInfo, FaceState, FaceStatus};
 
 type Labels = Vec<(String, String)>;
 type U64Gauge = Gauge<u64, AtomicU64>;
@@ -55,8 +56,12 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 pub fn exposition(s: &Snapshot, tables: &Tables) -> Result<String, std::fmt::Error> {
     let mut e = Exporter(Registry::default());
     forwarder(&mut e, s, tables);
+    if let Some(cs) = &s.cs {
+        content_store(&mut e, cs);
+    }
     faces(&mut e, &s.faces);
     states(&mut e, &s.states);
+    cc_states(&mut e, &s.states);
     let mut out = String::with_capacity(16 * 1024);
     encode(&mut out, &e.0)?;
     Ok(out)
@@ -177,7 +182,7 @@ fn states(e: &mut Exporter, states: &[FaceState]) {
     let drops = e.counter("icnfwd_face_drops", "Packets the face dropped, by reason");
     let rate = e.gauge(
         "icnfwd_face_cc_rate_bps",
-        "Congestion-control rate on the face, bit/s: primary = stamped RCP R / MIRCC Rp, secondary = MIRCC Rs, target = QSCCP PECN R / CCC bandwidth estimate",
+        "Congestion-control rate on the face, bit/s: primary = stamped RCP R / MIRCC Rp, secondary = MIRCC Rs, target = QSCCP best-effort class capacity / CCC used bandwidth (eq. 12 estimate)",
     );
     let flows = e.gauge(
         "icnfwd_face_cc_flows",
@@ -230,6 +235,91 @@ fn states(e: &mut Exporter, states: &[FaceState]) {
             flows
                 .get_or_create(&labels(&[("face", &id), ("kind", kind)]))
                 .set(n);
+        }
+    }
+}
+
+fn content_store(e: &mut Exporter, cs: &CsInfo) {
+    if let Some(b) = cs.n_bytes {
+        e.gauge(
+            "icnfwd_cs_bytes",
+            "Wire bytes of the Data in the Content Store",
+        )
+        .get_or_create(&Vec::new())
+        .set(b);
+    }
+    let lookups = e.counter(
+        "icnfwd_cs_lookups",
+        "Content Store lookups of incoming Interests, by result (hit: answered from the store)",
+    );
+    for (result, n) in [("hit", cs.n_hits), ("miss", cs.n_misses)] {
+        lookups
+            .get_or_create(&labels(&[("result", result)]))
+            .inc_by(n);
+    }
+}
+
+/// Per-face congestion-control state beyond the rates: the AQM's marks,
+/// what the face told its neighbours in the last second, QSCCP's classes.
+fn cc_states(e: &mut Exporter, states: &[FaceState]) {
+    let aqm_marks = e.counter(
+        "icnfwd_face_aqm_marks",
+        "Data the face's AQM marked (PCON CoDel, WinCM multi-marking); marks from upstream excluded",
+    );
+    let aqm_episodes = e.counter(
+        "icnfwd_face_aqm_episodes",
+        "Congestion episodes the face's AQM entered",
+    );
+    let aqm_marking = e.gauge(
+        "icnfwd_face_aqm_marking",
+        "1 while the face's AQM is in its marking state",
+    );
+    let evicted = e.counter(
+        "icnfwd_face_cc_evicted_interests",
+        "Interests the MIRCC shaper evicted (and Nacked) for primary-class ones",
+    );
+    let pace = e.gauge_f64(
+        "icnfwd_face_cc_sent_pace_ips",
+        "CCC pace the face sent in the last second, Interests/s, range over flows: constraint on Data (eq. 9), objective on Interests",
+    );
+    let rate = e.gauge(
+        "icnfwd_face_cc_sent_rate_bps",
+        "QSCCP rate the face sent in the last second, bit/s, range over flows: target = PECN R on Data, downstream = DownstreamRate on Interests",
+    );
+    let class_cap = e.gauge(
+        "icnfwd_face_qsccp_class_capacity_bps",
+        "QSCCP PECN capacity B_c of each service class on the face in the last period, bit/s",
+    );
+    for st in states {
+        let id = st.face_id.to_string();
+        let face = labels(&[("face", &id)]);
+        aqm_marks.get_or_create(&face).inc_by(st.aqm_marks);
+        aqm_episodes.get_or_create(&face).inc_by(st.aqm_episodes);
+        aqm_marking
+            .get_or_create(&face)
+            .set(u64::from(st.aqm_marking));
+        evicted.get_or_create(&face).inc_by(st.cc_evicted_interests);
+        for s in &st.stamps {
+            let (field, milli) = match s.field.as_str() {
+                "pace-constraint" => ("constraint", true),
+                "pace-objective" => ("objective", true),
+                "target-rate" => ("target", false),
+                "downstream-rate" => ("downstream", false),
+                _ => continue,
+            };
+            for (stat, v) in [("min", s.min), ("max", s.max)] {
+                let l = labels(&[("face", &id), ("field", field), ("stat", stat)]);
+                if milli {
+                    pace.get_or_create(&l).set(v as f64 / 1000.0);
+                } else {
+                    rate.get_or_create(&l).set(v);
+                }
+            }
+        }
+        for (code, bps) in &st.class_capacities {
+            class_cap
+                .get_or_create(&labels(&[("face", &id), ("class", class_name(*code))]))
+                .set(*bps);
         }
     }
 }

@@ -103,6 +103,7 @@ impl Manager {
                 dataset::encode_list(&states, FaceState::encode_into)
             }
             crate::mgmt::mcast_state::DATASET => ops.mcast_state().encode(),
+            crate::mgmt::cs_info::DATASET => ops.cs_info().encode(),
             crate::mgmt::limits_state::DATASET => {
                 let mut limits = ops.limits_state();
                 limits.drops.extend(self.scope.total_counts());

@@ -50,6 +50,10 @@ pub trait FwdOps {
     fn limits_state(&self) -> crate::mgmt::LimitsState {
         crate::mgmt::LimitsState::default()
     }
+    /// The Content Store's figures (`cs/info`).
+    fn cs_info(&self) -> crate::mgmt::CsInfo {
+        crate::mgmt::CsInfo::default()
+    }
 }
 
 /// Table sizes and counters for `status/general`.
