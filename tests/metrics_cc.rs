@@ -5,7 +5,8 @@
 //! every 100 ms until the fetch ends. Each scrape is parsed strictly; the
 //! checks say what the series showed during the transfer:
 //! CCC's pace constraints and objectives, PCON's CoDel and WinCM's
-//! multi-marking marks, QSCCP's PECN class capacities and target rates.
+//! multi-marking marks and WinCM's UIW, QSCCP's PECN class capacities and
+//! target rates.
 
 mod common;
 
@@ -245,6 +246,22 @@ fn pcon_and_wincm_marks_count_on_the_bottleneck_face() {
         // A's face to B carries Interests only: its AQM never marks.
         let a_marks = r.max(false, "icnfwd_face_aqm_marks_total", &[("face", &r.a_up)]);
         assert_eq!(a_marks, Some(0.0), "{scheme}");
+        // WinCM's strategy on A keeps a UIW per (content, face): the face
+        // to B has one entry for the fetched object, its window above 0.
+        let up = [("face", r.a_up.as_str())];
+        let entries = r.max(false, "icnfwd_face_wincm_entries", &up);
+        let uiw_max = r.max(
+            false,
+            "icnfwd_face_wincm_uiw",
+            &[("face", r.a_up.as_str()), ("stat", "max")],
+        );
+        eprintln!("{scheme}: A->B wincm entries {entries:?}, UIW max {uiw_max:?}");
+        if scheme == "wincm" {
+            assert!(entries >= Some(1.0), "{entries:?}");
+            assert!(uiw_max.is_some_and(|u| u > 0.0), "{uiw_max:?}");
+        } else {
+            assert_eq!(entries, None, "pcon keeps no UIW");
+        }
     }
 }
 

@@ -308,6 +308,16 @@ impl FwdOps for EngineOps<'_> {
                         .into_iter()
                         .map(|(c, bps)| (u64::from(c.code()), bps))
                         .collect(),
+                    uiw: crate::cc::uiw_summary(self.0, id).map(|u| {
+                        let milli = |x: f64| (x * 1000.0).round().max(0.0) as u64;
+                        crate::mgmt::face_state::UiwState {
+                            entries: u.entries,
+                            uin: u.uin,
+                            min_milli: milli(u.uiw_min),
+                            mean_milli: milli(u.uiw_mean),
+                            max_milli: milli(u.uiw_max),
+                        }
+                    }),
                 }
             })
             .collect()

@@ -169,6 +169,12 @@ impl UiwTable {
         self.entries.get(&(prefix, face))
     }
 
+    /// Every entry as ((prefix, face), entry), in no particular order (for
+    /// status output).
+    pub fn iter(&self) -> impl Iterator<Item = ((u64, u64), &UiwEntry)> + '_ {
+        self.entries.iter().map(|(k, e)| (*k, e))
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -23,6 +23,7 @@ pub use config::{
     CcConfig, CcScheme, CccParams, MirccParams, PconParams, QsccpParams, RcpParams, WincmParams,
 };
 pub use hooks::SchemeHooks;
+pub use observe::{uiw_summary, UiwSummary};
 pub use strategy::CcStrategy;
 
 use crate::engine::{Forwarder, StrategyName};

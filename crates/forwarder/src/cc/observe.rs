@@ -6,7 +6,51 @@
 use cc_core::qsccp::ServiceClass;
 
 use super::hooks::SchemeHooks;
-use crate::engine::FaceId;
+use super::strategy::CcStrategy;
+use crate::engine::{FaceId, Forwarder};
+
+/// WinCM's UIN/UIW entries of one face, summarised: a table holds up to
+/// 65 536 (content, face) entries, so per-entry series would be tens of
+/// thousands; the spread is what shows a face saturating.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UiwSummary {
+    /// Entries (content objects) with this face.
+    pub entries: u64,
+    /// Unsatisfied Interests summed over them.
+    pub uin: u64,
+    /// Smallest, mean and largest UIW.
+    pub uiw_min: f64,
+    pub uiw_mean: f64,
+    pub uiw_max: f64,
+}
+
+/// The UIW summary of `face` over every wincm strategy instance of `fwd`;
+/// `None` when no entry names the face.
+pub fn uiw_summary(fwd: &Forwarder, face: FaceId) -> Option<UiwSummary> {
+    let mut s = UiwSummary {
+        uiw_min: f64::INFINITY,
+        uiw_max: f64::NEG_INFINITY,
+        ..UiwSummary::default()
+    };
+    let mut sum = 0.0;
+    let tables = fwd
+        .strategy_instances()
+        .filter_map(|st| st.as_any()?.downcast_ref::<CcStrategy>()?.uiw_table());
+    for t in tables {
+        for ((_, f), e) in t.iter().filter(|((_, f), _)| *f == face.0) {
+            let _ = f;
+            s.entries += 1;
+            s.uin += u64::from(e.uin);
+            sum += e.uiw;
+            s.uiw_min = s.uiw_min.min(e.uiw);
+            s.uiw_max = s.uiw_max.max(e.uiw);
+        }
+    }
+    (s.entries > 0).then(|| UiwSummary {
+        uiw_mean: sum / s.entries as f64,
+        ..s
+    })
+}
 
 impl SchemeHooks {
     /// QSCCP PECN: the capacity B_c each service class got on `face` in the

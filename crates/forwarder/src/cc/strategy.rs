@@ -36,6 +36,16 @@ enum State {
     Ccc,
 }
 
+impl CcStrategy {
+    /// WinCM's UIN/UIW table, if this is the wincm strategy.
+    pub(crate) fn uiw_table(&self) -> Option<&UiwTable> {
+        match &self.state {
+            State::Wincm(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
 /// The strategy of one congestion-control scheme.
 pub struct CcStrategy {
     name: StrategyName,
@@ -146,6 +156,10 @@ fn local_rate(
 impl Strategy for CcStrategy {
     fn name(&self) -> &StrategyName {
         &self.name
+    }
+
+    fn as_any(&self) -> Option<&dyn core::any::Any> {
+        Some(self)
     }
 
     fn after_receive_interest(

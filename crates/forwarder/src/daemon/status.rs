@@ -271,6 +271,16 @@ pub fn render_state(st: &FaceState) -> String {
             .collect();
         line += &format!(" class-capacity-bps={{{}}}", classes.join(" "));
     }
+    if let Some(u) = &st.uiw {
+        line += &format!(
+            " wincm-entries={} uin={} uiw={:.2}/{:.2}/{:.2}",
+            u.entries,
+            u.uin,
+            u.min_milli as f64 / 1e3,
+            u.mean_milli as f64 / 1e3,
+            u.max_milli as f64 / 1e3
+        );
+    }
     line
 }
 

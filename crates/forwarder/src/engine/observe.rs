@@ -153,6 +153,12 @@ impl Forwarder {
     pub fn cc_hooks(&self) -> &dyn CcHooks {
         &*self.cc
     }
+
+    /// Every strategy instance, for status readers that downcast them
+    /// (`Strategy::as_any`).
+    pub fn strategy_instances(&self) -> impl Iterator<Item = &dyn super::Strategy> + '_ {
+        self.strategies.iter().flatten().map(|s| &**s)
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //!                      [SojournLastNs SojournP95Ns SojournMaxNs]
 //!                      [CcFlows] [PenalisedFlows] [AqmMarks] [AqmEpisodes]
 //!                      [AqmMarking] [CcEvictedInterests] *Stamp
-//!                      *ClassCapacity
+//!                      *ClassCapacity [WincmUiw]
 //! FaceId           = 105 NNI                  (as in FaceStatus)
 //! CapacityBps      = 200 NNI                  (bit/s; absent = unpaced)
 //! QueueInterests   = 201 NNI   QueueInterestBytes = 202 NNI
@@ -50,6 +50,10 @@
 //! ServiceClass     = 228 NNI   (QSCCP class code: 0 CS7 .. 7 BE)
 //! ClassBps         = 229 NNI   (the class's PECN capacity B_c on the face
 //!                               in the last period, bit/s)
+//! WincmUiw         = 230 TLV-LENGTH UiwEntries UiwUin UiwMin UiwMean UiwMax
+//! UiwEntries       = 231 NNI   (WinCM (content, face) entries of the face)
+//! UiwUin           = 232 NNI   (their unsatisfied Interests, summed)
+//! UiwMin/Mean/Max  = 233/234/235 NNI (their UIW, in thousandths)
 //! ```
 //! Drops include link emulation's random loss (reason "emulated-loss").
 //! Decoders skip unknown elements, so fields can be added.
@@ -94,6 +98,12 @@ const STAMP_MAX: u32 = 226;
 const CLASS_CAPACITY: u32 = 227;
 const SERVICE_CLASS: u32 = 228;
 const CLASS_BPS: u32 = 229;
+const WINCM_UIW: u32 = 230;
+const UIW_ENTRIES: u32 = 231;
+const UIW_UIN: u32 = 232;
+const UIW_MIN: u32 = 233;
+const UIW_MEAN: u32 = 234;
+const UIW_MAX: u32 = 235;
 
 /// The range of one CC header field a face sent in the last window.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -152,6 +162,18 @@ pub struct FaceState {
     /// QSCCP: (class code, PECN class capacity B_c in bit/s), empty when
     /// the face runs no QSCCP scheduler.
     pub class_capacities: Vec<(u64, u64)>,
+    /// WinCM: the face's UIN/UIW entries summarised, absent when none.
+    pub uiw: Option<UiwState>,
+}
+
+/// WinCM's UIW entries of a face on the wire (UIW in thousandths).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UiwState {
+    pub entries: u64,
+    pub uin: u64,
+    pub min_milli: u64,
+    pub mean_milli: u64,
+    pub max_milli: u64,
 }
 
 impl FaceState {
@@ -205,6 +227,15 @@ impl FaceState {
             put_nni(&mut d, SERVICE_CLASS, *class);
             put_nni(&mut d, CLASS_BPS, *bps);
             put_nested(&mut b, CLASS_CAPACITY, &d);
+        }
+        if let Some(u) = &self.uiw {
+            let mut d = BytesMut::with_capacity(40);
+            put_nni(&mut d, UIW_ENTRIES, u.entries);
+            put_nni(&mut d, UIW_UIN, u.uin);
+            put_nni(&mut d, UIW_MIN, u.min_milli);
+            put_nni(&mut d, UIW_MEAN, u.mean_milli);
+            put_nni(&mut d, UIW_MAX, u.max_milli);
+            put_nested(&mut b, WINCM_UIW, &d);
         }
         put_nested(out, ITEM, &b);
     }
@@ -265,6 +296,21 @@ impl FaceState {
                     let class = class.ok_or(MgmtError::Missing("ServiceClass"))?;
                     s.class_capacities.push((class, bps));
                 }
+                WINCM_UIW => {
+                    let mut u = UiwState::default();
+                    let mut rr = TlvReader::new(v);
+                    while let Some((t, v)) = rr.next_element()? {
+                        match t {
+                            UIW_ENTRIES => u.entries = wire::nni(&v)?,
+                            UIW_UIN => u.uin = wire::nni(&v)?,
+                            UIW_MIN => u.min_milli = wire::nni(&v)?,
+                            UIW_MEAN => u.mean_milli = wire::nni(&v)?,
+                            UIW_MAX => u.max_milli = wire::nni(&v)?,
+                            _ => {}
+                        }
+                    }
+                    s.uiw = Some(u);
+                }
                 DROP => {
                     let (mut reason, mut count) = (None, 0);
                     let mut rr = TlvReader::new(v);
@@ -321,6 +367,7 @@ mod tests {
                 any::<bool>(),
                 proptest::collection::vec(("[a-z-]{1,20}", any::<u64>(), any::<u64>()), 0..4),
                 proptest::collection::vec((0u64..8, any::<u64>()), 0..8),
+                proptest::option::of(proptest::array::uniform5(any::<u64>())),
             ),
         )
             .prop_map(|(face_id, capacity_bps, q, drops, rates, sj, flows, cc)| {
@@ -353,6 +400,13 @@ mod tests {
                         .map(|(field, min, max)| CcStamp { field, min, max })
                         .collect(),
                     class_capacities: cc.3,
+                    uiw: cc.4.map(|u| UiwState {
+                        entries: u[0],
+                        uin: u[1],
+                        min_milli: u[2],
+                        mean_milli: u[3],
+                        max_milli: u[4],
+                    }),
                 }
             })
     }

@@ -86,6 +86,13 @@ fn state(s: &FaceState) -> Value {
         "cc_evicted_interests": s.cc_evicted_interests,
         "sent": stamps,
         "class_capacity_bps": classes,
+        "wincm_uiw": s.uiw.map(|u| json!({
+            "entries": u.entries,
+            "uin": u.uin,
+            "min": u.min_milli as f64 / 1e3,
+            "mean": u.mean_milli as f64 / 1e3,
+            "max": u.max_milli as f64 / 1e3,
+        })),
     })
 }
 

@@ -290,9 +290,33 @@ fn cc_states(e: &mut Exporter, states: &[FaceState]) {
         "icnfwd_face_qsccp_class_capacity_bps",
         "QSCCP PECN capacity B_c of each service class on the face in the last period, bit/s",
     );
+    let uiw = e.gauge_f64(
+        "icnfwd_face_wincm_uiw",
+        "WinCM unsatisfied-Interest window over the face's (content, face) entries: min, mean, max",
+    );
+    let uiw_entries = e.gauge(
+        "icnfwd_face_wincm_entries",
+        "WinCM (content, face) entries naming the face",
+    );
+    let uin = e.gauge(
+        "icnfwd_face_wincm_uin",
+        "WinCM unsatisfied Interests on the face, summed over its entries",
+    );
     for st in states {
         let id = st.face_id.to_string();
         let face = labels(&[("face", &id)]);
+        if let Some(u) = &st.uiw {
+            uiw_entries.get_or_create(&face).set(u.entries);
+            uin.get_or_create(&face).set(u.uin);
+            for (stat, v) in [
+                ("min", u.min_milli),
+                ("mean", u.mean_milli),
+                ("max", u.max_milli),
+            ] {
+                uiw.get_or_create(&labels(&[("face", &id), ("stat", stat)]))
+                    .set(v as f64 / 1000.0);
+            }
+        }
         aqm_marks.get_or_create(&face).inc_by(st.aqm_marks);
         aqm_episodes.get_or_create(&face).inc_by(st.aqm_episodes);
         aqm_marking

@@ -209,6 +209,11 @@ pub trait Strategy: Send {
     /// The instance's full name (with version).
     fn name(&self) -> &StrategyName;
 
+    /// For status output that reads a strategy's own tables (WinCM's UIW).
+    fn as_any(&self) -> Option<&dyn core::any::Any> {
+        None
+    }
+
     /// An Interest was accepted into `pit` (a new entry or a retransmission);
     /// decide where it goes. `nexthops` are the FIB entry's, cheapest first.
     fn after_receive_interest(
