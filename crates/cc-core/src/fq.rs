@@ -43,7 +43,6 @@ struct Bucket<T> {
     items: VecDeque<(T, usize)>,
     bytes: usize,
     deficit: i64,
-    list: List,
 }
 
 /// Deficit-round-robin flow queues (new-flow list first, as RFC 8290).
@@ -129,7 +128,6 @@ impl<T> FlowQueues<T> {
                 items: VecDeque::new(),
                 bytes: 0,
                 deficit: quantum,
-                list: List::New,
             }
         });
         b.items.push_back((item, bytes));
@@ -159,7 +157,6 @@ impl<T> FlowQueues<T> {
             };
             if b.deficit <= 0 {
                 b.deficit += quantum;
-                b.list = List::Old;
                 self.old_flows.push_back(id);
                 continue;
             }
@@ -168,7 +165,6 @@ impl<T> FlowQueues<T> {
                 // cannot regain new-flow priority by emptying), an old
                 // one is forgotten.
                 if list == List::New {
-                    b.list = List::Old;
                     self.old_flows.push_back(id);
                 } else {
                     self.buckets.remove(&id);
