@@ -5,11 +5,12 @@
 //!   the node and the transports;
 //! - [`faces`]: opening, mapping and closing faces of every transport;
 //! - [`tables`]: configuration tables (static routes, strategies, permanent
-//!   faces) and SIGHUP reloads.
+//!   faces) and SIGHUP reloads; [`limits`]: `[limits]` and `[mgmt]` on SIGHUP.
 
 mod admission;
 mod drops;
 mod faces;
+mod limits;
 mod memory;
 mod tables;
 
