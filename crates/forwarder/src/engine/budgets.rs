@@ -58,6 +58,15 @@ impl Forwarder {
         }
     }
 
+    /// Counts `n` drops the shell learnt of at once (a socket's kernel
+    /// drop count), on `face` if known.
+    pub fn count_drops(&mut self, face: Option<FaceId>, reason: DropReason, n: u64) {
+        self.counters.drops.add_n(reason, n);
+        if let Some(f) = face.and_then(|f| self.faces.0.get_mut(&f)) {
+            f.info.counters.drops.add_n(reason, n);
+        }
+    }
+
     /// Whether the PIT has room for a new entry from a face of this scope.
     pub(super) fn pit_has_room(&self, local: bool) -> bool {
         self.pit.len() < Self::scoped(self.cfg.pit_max_entries, local)
