@@ -12,7 +12,7 @@
 //! icnfwd), a few per cent of one core even for a debug build, so that
 //! alone it is limited by its own pacing and not by the CPU; what the flood
 //! can take from it is then what icnfwd's fairness lets it take, not the
-//! machine. The flooder is one thread calling send() in a loop (100-190 k
+//! machine. The flooder is one thread calling send() in a loop (90-300 k
 //! Interests/s here, several times what a debug icnfwd can process), so
 //! the kernel queue it fills overflows for the whole run. What keeps the
 //! transfer whole: its own PIT share (the flood is refused at 25 %), the

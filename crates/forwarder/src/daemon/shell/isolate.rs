@@ -5,7 +5,7 @@
 //! the flood (a 4 MB queue of small Interests is about a second of a debug
 //! build's work) or are dropped by the kernel before the engine's fair
 //! shares ever see them. Measured with `tests/hardening_flood_live.rs`
-//! (debug build, one peer flooding at 100-190 k Interests/s): a consumer
+//! (debug build, one peer flooding at 90-300 k Interests/s): a consumer
 //! at 8 Mbit/s fell to 0.57 Mbit/s (RTT 0.7-2.2 s, 1602 timeouts); with
 //! the engine loop yielding to the stream tasks (`mod.rs`) but no
 //! isolation, 0.6 Mbit/s; with isolation but no yield, 1.4-4.6 Mbit/s;
