@@ -55,6 +55,11 @@ impl Node {
         &self.mgr
     }
 
+    /// Applies a new `[mgmt]` policy (a reload; see [`Manager::set_scope_policy`]).
+    pub fn set_mgmt_policy(&mut self, policy: crate::mgmt::scope::ScopePolicy) {
+        self.mgr.set_scope_policy(policy);
+    }
+
     pub fn add_face(&mut self, now: Timestamp, params: FaceParams) -> FaceId {
         self.fwd.add_face(now, params)
     }

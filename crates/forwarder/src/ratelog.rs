@@ -27,6 +27,11 @@ impl<K: Hash + Eq> RateLimitedLog<K> {
         }
     }
 
+    /// Changes the interval (a reload); what was logged stays remembered.
+    pub fn set_interval(&mut self, interval: Duration) {
+        self.interval = interval;
+    }
+
     /// Records one occurrence; `Some(n)` when it should be logged now, `n`
     /// being the occurrences this line stands for (this one included).
     pub fn hit(&mut self, now: Timestamp, key: K) -> Option<u64> {

@@ -182,3 +182,58 @@ fn a_reassembled_packet_over_8800_octets_is_dropped_and_counted() {
         .unwrap();
     assert!(udp.contains("in={0i 0d 0n"), "nothing was decoded: {st}");
 }
+
+#[test]
+fn sighup_applies_limits_and_names_what_waits_for_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_udp_port();
+    let (cfg, sock) = write_config(dir.path(), "h", port, "[limits]\nmax_faces = 2\n");
+    let log = dir.path().join("h.log");
+    let fwd = Proc::spawn(
+        "icnfwd",
+        Command::new(ICNFWD)
+            .arg("--config")
+            .arg(&cfg)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap()),
+    );
+    wait_for_path(&sock, Duration::from_secs(5));
+    let to = ("127.0.0.1", port);
+    let peers: Vec<UdpSocket> = (0..3)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    for p in &peers {
+        p.send_to(&[0x00], to).unwrap();
+    }
+    let st = status_until(&sock, |s| s.contains("face-table-full=1"));
+    assert_eq!(udp_remotes(&st).len(), 2, "{st}");
+
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "[limits]\nmax_faces = 2\n",
+        "[limits]\nmax_faces = 3\npit_max_bytes = 20000\nface_share_percent = 50\n[tables]\ncs_max_packets = 100\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    fwd.signal(libc::SIGHUP);
+    // The engine's budget shows in status once the reload ran.
+    status_until(&sock, |s| {
+        s.split_whitespace()
+            .any(|w| w.starts_with("pit-bytes=") && w.ends_with("/20000"))
+    });
+    peers[2].send_to(&[0x00], to).unwrap();
+    let st = status_until(&sock, |s| udp_remotes(s).len() == 3);
+    assert!(st.contains("face-table-full=1"), "no new refusal: {st}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    for k in [
+        "key=\"limits.max_faces\" old=2 new=3",
+        "key=\"limits.pit_max_bytes\" old=67108864 new=20000",
+        "key=\"limits.face_share_percent\" old=25 new=50",
+        "key=\"tables\"",
+    ] {
+        assert!(text.contains(k), "{k}: {text}");
+    }
+    assert!(
+        text.contains("section read at start only"),
+        "[tables] waits for a restart: {text}"
+    );
+}

@@ -175,3 +175,77 @@ fn egress_queues_share_one_byte_budget() {
     assert_eq!(f.queued_bytes(), 0);
     f.check_invariants().unwrap();
 }
+
+#[test]
+fn a_reload_applies_shares_and_budgets_to_what_comes_next() {
+    let cfg = EngineConfig {
+        pit_max_entries: 400,
+        face_share_pct: 25,
+        reassembly_max_bytes: 40_000,
+        reassembly_max_partial: 1000,
+        ..EngineConfig::default()
+    };
+    let (mut f, _) = engine(cfg.clone());
+    let t = Timestamp::ZERO;
+    let a = non_local(&mut f, 1);
+    flood(&mut f, a, "a", 200);
+    assert_eq!(f.counters().n_pit_entries, 100);
+    // A larger share: the same face gets more entries at once.
+    f.apply_budgets(&EngineConfig {
+        face_share_pct: 50,
+        ..cfg.clone()
+    });
+    flood(&mut f, a, "b", 200);
+    assert_eq!(f.counters().n_pit_entries, 200);
+    // A PIT byte budget below what is held: nothing is thrown away,
+    // nothing new comes in, and the invariants hold meanwhile.
+    let held = f.pit_bytes();
+    f.apply_budgets(&EngineConfig {
+        face_share_pct: 50,
+        pit_max_bytes: held / 2,
+        ..cfg.clone()
+    });
+    let b = non_local(&mut f, 2);
+    flood(&mut f, b, "c", 10);
+    assert_eq!(f.pit_bytes(), held);
+    assert_eq!(drops(&f, b, DropReason::PitFull), 10);
+    f.check_invariants().unwrap();
+    // Once expired, the new budget is what bounds the table.
+    f.handle_timeout(t + Duration::from_secs(10));
+    flood(&mut f, b, "d", 200);
+    assert!(
+        f.pit_bytes() <= held / 2,
+        "{} of {}",
+        f.pit_bytes(),
+        held / 2
+    );
+    f.check_invariants().unwrap();
+
+    // Reassembly fits a lowered budget at once: 4 faces hold 10 000
+    // octets each; 20 000 in all, 25 % (5000) each, keeps 4 × 5000.
+    let (mut f, _) = engine(cfg.clone());
+    let faces: Vec<FaceId> = (1..=4).map(|i| non_local(&mut f, i)).collect();
+    for face in &faces {
+        for p in 0..10 {
+            f.handle_packet(t, *face, fragment(p * 1000, 0, 5, 1000));
+        }
+    }
+    assert_eq!(f.reassembly_bytes(), 40_000);
+    f.apply_budgets(&EngineConfig {
+        reassembly_max_bytes: 20_000,
+        ..cfg.clone()
+    });
+    assert_eq!(f.reassembly_bytes(), 20_000);
+    f.check_invariants().unwrap();
+    // A global budget below the sum of the shares: the largest holders
+    // drop their partial packets until it fits.
+    f.apply_budgets(&EngineConfig {
+        reassembly_max_bytes: 8800,
+        face_share_pct: 100,
+        ..cfg
+    });
+    assert!(f.reassembly_bytes() <= 8800, "{}", f.reassembly_bytes());
+    f.check_invariants().unwrap();
+    f.handle_packet(t, faces[0], fragment(90_000, 0, 5, 1000));
+    f.check_invariants().unwrap();
+}

@@ -296,3 +296,81 @@ fn localhop_on_accepts_only_signed_prefix_registration() {
     }
     assert_eq!(faces(&st), 2, "peer and status client, none created: {st}");
 }
+
+/// Polls the daemon's log until it contains `what` `n` times (SIGHUP is
+/// handled by the engine task between packets), failing after 5 s.
+fn log_until(log: &std::path::Path, what: &str, n: usize) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap();
+        if text.matches(what).count() >= n {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} × `{what}`: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sighup_applies_mgmt_both_ways_and_keeps_replay_protection() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fwd, sock, port) = start(dir.path(), "hup", "");
+    let cfg = dir.path().join("hup.toml");
+    let log = dir.path().join("hup.log");
+    let off = std::fs::read_to_string(&cfg).unwrap();
+    let p = peer();
+    let register = |p: &str| command("localhop", "rib", "register", &prefix(p), OPERATOR_SEED);
+    let r = ask(&p, port, &register("/before"));
+    assert_eq!((r.code, r.text.as_str()), (403, "mgmt-localhop-off"));
+
+    let key = ed25519_dalek::SigningKey::from_bytes(&OPERATOR_SEED);
+    std::fs::write(
+        &cfg,
+        format!(
+            "{off}[mgmt]\nlocalhop = true\nrefusal_log_interval_s = 5\n[[mgmt.trust_anchor]]\nkey_prefix = \"/operator/KEY\"\nalgorithm = \"ed25519\"\npublic_key_hex = \"{}\"\n",
+            hex::encode(key.verifying_key().to_bytes())
+        ),
+    )
+    .unwrap();
+    fwd.signal(libc::SIGHUP);
+    let text = log_until(&log, "configuration reloaded", 1);
+    for k in [
+        "key=\"mgmt.localhop\" old=false new=true",
+        "key=\"mgmt.trust_anchor\" old=0 new=1",
+        "key=\"mgmt.refusal_log_interval_s\" old=60 new=5",
+    ] {
+        assert!(text.contains(k), "{k}: {text}");
+    }
+    let signed = register("/after");
+    let r = ask(&p, port, &signed);
+    assert_eq!(r.code, 200, "{r:?}");
+
+    // Off again: the same peer is refused, and the counters kept.
+    std::fs::write(&cfg, &off).unwrap();
+    fwd.signal(libc::SIGHUP);
+    log_until(&log, "key=\"mgmt.localhop\" old=true new=false", 1);
+    let r = ask(&p, port, &register("/later"));
+    assert_eq!((r.code, r.text.as_str()), (403, "mgmt-localhop-off"));
+    let st = status(&sock);
+    assert!(st.contains("/after nexthops={faceid="), "{st}");
+    assert!(st.contains("mgmt-localhop-off=2"), "{st}");
+
+    // On once more: a command accepted before is still a replay.
+    std::fs::write(
+        &cfg,
+        format!(
+            "{off}[mgmt]\nlocalhop = true\n[[mgmt.trust_anchor]]\nkey_prefix = \"/operator/KEY\"\nalgorithm = \"ed25519\"\npublic_key_hex = \"{}\"\n",
+            hex::encode(key.verifying_key().to_bytes())
+        ),
+    )
+    .unwrap();
+    fwd.signal(libc::SIGHUP);
+    log_until(&log, "key=\"mgmt.localhop\" old=false new=true", 2);
+    let mut again = signed.clone();
+    again.nonce = Some(rand_nonce() as u32);
+    let r = ask(&p, port, &again);
+    assert_eq!((r.code, r.text.as_str()), (403, "mgmt-stale"), "{r:?}");
+}

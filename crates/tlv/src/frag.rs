@@ -130,6 +130,14 @@ impl Reassembler {
         self
     }
 
+    /// Changes the bound on fragment octets held (a configuration reload);
+    /// partial packets closest to their deadline are evicted until the
+    /// octets held fit it.
+    pub fn set_max_bytes(&mut self, max_bytes: usize) {
+        self.max_bytes = max_bytes;
+        while self.bytes > self.max_bytes && self.evict_oldest(None) {}
+    }
+
     /// Fragment payload octets held.
     pub fn bytes(&self) -> usize {
         self.bytes
@@ -344,5 +352,21 @@ mod tests {
         assert_eq!(r.push(0, 0, frag(50, 0, 2, 700)), Ok(None));
         assert_eq!(r.expire(u64::MAX), 1);
         assert_eq!(r.bytes(), 0);
+    }
+
+    #[test]
+    fn a_lowered_byte_bound_evicts_the_oldest_partials_at_once() {
+        let mut r = Reassembler::new(64, DEFAULT_REASSEMBLY_TIMEOUT).with_byte_limits(4000, 8800);
+        for (t, seq) in [(0, 0), (1, 100), (2, 200)] {
+            assert_eq!(r.push(t, 0, frag(seq, 0, 4, 1000)), Ok(None));
+        }
+        r.set_max_bytes(1500);
+        assert_eq!((r.len(), r.bytes()), (1, 1000));
+        // The newest stays and grows within the new bound; a new partial
+        // then evicts it, as with the bound set at construction.
+        assert_eq!(r.push(3, 0, frag(200, 1, 4, 400)), Ok(None));
+        assert_eq!((r.len(), r.bytes()), (1, 1400));
+        assert_eq!(r.push(4, 0, frag(300, 0, 2, 200)), Ok(None));
+        assert_eq!((r.len(), r.bytes()), (1, 200));
     }
 }

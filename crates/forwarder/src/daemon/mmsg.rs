@@ -12,6 +12,26 @@ use tokio::sync::mpsc;
 /// Datagrams per system call.
 pub const BATCH: usize = 32;
 
+/// Packets the kernel dropped on this socket so far (`SO_MEMINFO`'s
+/// `SK_MEMINFO_DROPS`: a full receive queue, mostly); `None` where the
+/// kernel does not say.
+pub fn kernel_drops(fd: RawFd) -> Option<u32> {
+    let mut info = [0u32; 16]; // SK_MEMINFO_VARS is 9 on current kernels
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: a valid fd and a buffer of `len` bytes the kernel fills.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    let at = libc::SK_MEMINFO_DROPS as usize;
+    (rc == 0 && len as usize >= (at + 1) * 4).then(|| info[at])
+}
+
 /// A C socket address type `recvmmsg` fills.
 ///
 /// # Safety

@@ -36,21 +36,45 @@ const RECV_DATAGRAMS_PER_TURN: usize = 256;
 /// transmits are dropped (and counted by the caller).
 pub const SEND_QUEUE: usize = 8192;
 
+/// Kernel buffer sizes asked for (the kernel caps them at
+/// net.core.{r,w}mem_max).
+const SOCKET_BUFFER: usize = 4 << 20;
+
 /// Opens a non-blocking UDP socket with large kernel buffers.
 pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let s = socket(addr)?;
+    let _ = s.set_send_buffer_size(SOCKET_BUFFER);
+    UdpSocket::from_std(s.into())
+}
+
+/// Opens a receive-only socket on the listening address `local`, connected
+/// to `peer`: the kernel then queues that peer's datagrams there, apart
+/// from everyone else's on the listening socket (a connected socket is the
+/// better match; both set `SO_REUSEADDR`, as NFD's UDP faces do). Replies
+/// still leave from the listening socket. Its receive buffer is the
+/// listening socket's: a fast legitimate peer (a forwarder's link at
+/// tens of Mbit/s of 8 KB Data) must not lose more to a late wake-up
+/// than it did there.
+pub fn bind_connected(local: SocketAddr, peer: SocketAddr) -> io::Result<UdpSocket> {
+    let s = socket(local)?;
+    s.connect(&peer.into())?;
+    UdpSocket::from_std(s.into())
+}
+
+/// A non-blocking UDP socket bound to `addr` (shared with other
+/// `SO_REUSEADDR` sockets), with GRO and a large receive buffer.
+fn socket(addr: SocketAddr) -> io::Result<socket2::Socket> {
     use socket2::{Domain, Protocol, Socket, Type};
     let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() {
         s.set_only_v6(true)?;
     }
     s.set_reuse_address(true)?;
-    // Best effort: the kernel caps these at net.core.{r,w}mem_max.
-    let _ = s.set_recv_buffer_size(4 << 20);
-    let _ = s.set_send_buffer_size(4 << 20);
+    let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
     s.set_nonblocking(true)?;
     enable_gro(&s);
     s.bind(&addr.into())?;
-    UdpSocket::from_std(s.into())
+    Ok(s)
 }
 
 /// Ready when `sock` has datagrams to read or, if `backlogged`, room to send.
@@ -120,11 +144,17 @@ impl UdpPort {
 
     /// Reads what the socket holds (at most a few batches) and hands each
     /// datagram to `sink`. Returns how many were read.
-    pub fn recv(&mut self, mut sink: impl FnMut(SocketAddr, Bytes)) -> usize {
+    pub fn recv(&mut self, sink: impl FnMut(SocketAddr, Bytes)) -> usize {
+        let sock = self.sock.clone();
+        self.recv_on(&sock, sink)
+    }
+
+    /// Like [`UdpPort::recv`], for another socket of this port's address
+    /// (a [`bind_connected`] one), with this port's buffers.
+    pub fn recv_on(&mut self, sock: &UdpSocket, mut sink: impl FnMut(SocketAddr, Bytes)) -> usize {
         let mut count = 0;
         for _ in 0..RECV_CALLS_PER_TURN {
             let rx = &mut self.rx;
-            let sock = &self.sock;
             let big = &mut self.oversized;
             match sock.try_io(tokio::io::Interest::READABLE, || rx.recv(sock, big)) {
                 Ok(pkts) => {

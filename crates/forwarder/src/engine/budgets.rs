@@ -19,6 +19,15 @@ const LOCAL_RESERVE_DIV: usize = 16;
 /// Largest NDN packet (NDN packet format: 8800 octets).
 pub const MAX_NDN_PACKET: usize = 8800;
 
+/// Octets the PIT and the egress queues held when a reload lowered their
+/// budgets ([`Forwarder::apply_budgets`]): they may stay above the new
+/// bound while they drain, never grow past it.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct BudgetGrace {
+    pit_bytes: usize,
+    queue_bytes: usize,
+}
+
 /// Whether a container with `cap` slots for `len` items is worth shrinking.
 pub(super) fn spare(len: usize, cap: usize) -> bool {
     cap > 2 * len + 1024
@@ -46,6 +55,15 @@ impl Forwarder {
         match face {
             Some(f) => self.drop_packet(f, reason),
             None => self.counters.drops.add(reason),
+        }
+    }
+
+    /// Counts `n` drops the shell learnt of at once (a socket's kernel
+    /// drop count), on `face` if known.
+    pub fn count_drops(&mut self, face: Option<FaceId>, reason: DropReason, n: u64) {
+        self.counters.drops.add_n(reason, n);
+        if let Some(f) = face.and_then(|f| self.faces.0.get_mut(&f)) {
+            f.info.counters.drops.add_n(reason, n);
         }
     }
 
@@ -113,7 +131,63 @@ impl Forwarder {
             )
     }
 
-    /// The byte accounting matches the tables, and they are within budget.
+    /// Replaces the byte budgets and the face share (`pit_max_bytes`,
+    /// `reassembly_max_bytes`, `queue_max_bytes`, `face_share_pct`) with
+    /// those of `from`, as a configuration reload asks; its other fields
+    /// sized the tables at construction and are ignored. New admissions
+    /// are checked against the new values at once. Reassembly, short-lived,
+    /// fits at once too: each face's reassembler gets its new share
+    /// (oldest partial packets evicted) and, if all of them still hold more
+    /// than the new budget, the largest holders drop their partials. PIT
+    /// in-records and queued packets above a lowered budget are not thrown
+    /// away: they drain (expiry, sending) and nothing new is admitted until
+    /// use is under the bound.
+    pub fn apply_budgets(&mut self, from: &super::EngineConfig) {
+        self.cfg.pit_max_bytes = from.pit_max_bytes;
+        self.cfg.reassembly_max_bytes = from.reassembly_max_bytes;
+        self.cfg.queue_max_bytes = from.queue_max_bytes;
+        self.cfg.face_share_pct = from.face_share_pct;
+        self.budget_grace = BudgetGrace {
+            pit_bytes: self.pit.in_bytes(),
+            queue_bytes: self.queued_bytes,
+        };
+        let face_share = share(self.cfg.reassembly_max_bytes, self.cfg.face_share_pct);
+        let mut held = Vec::new();
+        for (id, f) in &mut self.faces.0 {
+            if let Some(r) = f.reassembler.as_mut() {
+                r.set_max_bytes(face_share);
+                held.push((r.bytes(), *id));
+            }
+        }
+        held.sort_unstable_by(|a, b| b.cmp(a));
+        let mut total: usize = held.iter().map(|(b, _)| b).sum();
+        for (bytes, id) in held {
+            if total <= self.cfg.reassembly_max_bytes {
+                break;
+            }
+            if let Some(r) = self
+                .faces
+                .0
+                .get_mut(&id)
+                .and_then(|f| f.reassembler.as_mut())
+            {
+                r.set_max_bytes(0);
+                r.set_max_bytes(face_share);
+                total -= bytes;
+            }
+        }
+        self.reassembly_bytes = total;
+        for f in self.faces.0.values_mut() {
+            if let Some(r) = &f.reassembler {
+                f.reassembly_deadline = r
+                    .next_deadline_ns()
+                    .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
+            }
+        }
+    }
+
+    /// The byte accounting matches the tables, and they are within budget
+    /// (or within what they held when a reload lowered the budget).
     pub(super) fn check_budgets(&self) -> Result<(), String> {
         let (mut bytes, mut records) = (0, std::collections::HashMap::new());
         for e in self.pit.ids().filter_map(|id| self.pit.get(id)) {
@@ -122,7 +196,8 @@ impl Forwarder {
                 *records.entry(r.face).or_insert(0usize) += 1;
             }
         }
-        if bytes != self.pit.in_bytes() || bytes > self.cfg.pit_max_bytes {
+        let pit_bound = self.cfg.pit_max_bytes.max(self.budget_grace.pit_bytes);
+        if bytes != self.pit.in_bytes() || bytes > pit_bound {
             return Err(format!(
                 "PIT bytes {} booked {}",
                 bytes,
@@ -151,7 +226,8 @@ impl Forwarder {
             .values()
             .map(|f| super::egress::queued_bytes_of(&f.info.queue))
             .sum();
-        if queued != self.queued_bytes || queued > self.cfg.queue_max_bytes {
+        let queue_bound = self.cfg.queue_max_bytes.max(self.budget_grace.queue_bytes);
+        if queued != self.queued_bytes || queued > queue_bound {
             return Err(format!("queue bytes {queued} booked {}", self.queued_bytes));
         }
         Ok(())

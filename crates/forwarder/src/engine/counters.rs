@@ -61,10 +61,13 @@ pub enum DropReason {
     SendBacklog,
     /// A non-local face at its share of the PIT or reassembly budget.
     FaceShare,
+    /// Datagram the kernel dropped for a full socket receive queue (the
+    /// shell reads the socket's drop count).
+    ReceiveOverflow,
 }
 
 /// Number of [`DropReason`] variants.
-pub const N_DROP_REASONS: usize = 28;
+pub const N_DROP_REASONS: usize = 29;
 
 impl DropReason {
     /// Every reason, in counter order.
@@ -97,6 +100,7 @@ impl DropReason {
         DropReason::FaceTableFull,
         DropReason::SendBacklog,
         DropReason::FaceShare,
+        DropReason::ReceiveOverflow,
     ];
 
     /// Kebab-case name for logs and status output.
@@ -130,6 +134,7 @@ impl DropReason {
             DropReason::FaceTableFull => "face-table-full",
             DropReason::SendBacklog => "send-backlog",
             DropReason::FaceShare => "face-share",
+            DropReason::ReceiveOverflow => "receive-overflow",
         }
     }
 }
@@ -146,6 +151,10 @@ impl DropCounters {
     /// Adds one drop.
     pub fn add(&mut self, r: DropReason) {
         self.0[r as usize] += 1;
+    }
+    /// Adds `n` drops.
+    pub fn add_n(&mut self, r: DropReason, n: u64) {
+        self.0[r as usize] += n;
     }
     /// Sum over all reasons.
     pub fn total(&self) -> u64 {

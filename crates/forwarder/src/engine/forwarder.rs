@@ -115,6 +115,7 @@ pub struct Forwarder {
     pub(super) reassembly_bytes: usize,
     /// Octets in all egress queues (`egress.rs`).
     pub(super) queued_bytes: usize,
+    pub(super) budget_grace: super::budgets::BudgetGrace,
     pub(super) scratch_actions: Vec<Action>,
     pub(super) scratch_ids: Vec<u32>,
     pub(super) scratch_sent: Vec<(FaceId, Option<Bytes>)>,
@@ -158,6 +159,7 @@ impl Forwarder {
             counters: ForwarderCounters::default(),
             reassembly_bytes: 0,
             queued_bytes: 0,
+            budget_grace: Default::default(),
             scratch_actions: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_sent: Vec::new(),

@@ -102,6 +102,14 @@ impl ScopeGuard {
         }
     }
 
+    /// Applies a new policy (a reload); refusal counters and each key's
+    /// last SignatureTime (replay protection) are kept.
+    pub fn set_policy(&mut self, policy: ScopePolicy) {
+        self.localhop = policy.localhop;
+        self.trust.set_anchors(policy.anchors);
+        self.log.set_interval(policy.refusal_log_interval);
+    }
+
     /// Whether a non-local face may have `interest` (decoded as `req`)
     /// served; `unix_ms` is the wall-clock time for SignatureTime.
     pub fn check_non_local(

@@ -188,6 +188,12 @@ impl TrustChecker {
         }
     }
 
+    /// Replaces the anchors (a reload); the last SignatureTime of each key
+    /// is kept, so a command accepted before cannot be replayed after.
+    pub fn set_anchors(&mut self, anchors: Vec<TrustAnchor>) {
+        self.anchors = anchors;
+    }
+
     /// Verifies `interest` (decoded from the wire) at Unix time `now_ms`.
     pub fn check(&mut self, interest: &Interest, now_ms: u64) -> Result<(), TrustError> {
         let (Some(info), Some(sig), Some(signed)) = (

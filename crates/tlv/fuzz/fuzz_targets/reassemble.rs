@@ -5,7 +5,9 @@
 //! duplicates or lies about FragCount, the reassembler never holds more
 //! than its byte budget, never returns a packet over 8800 octets, and its
 //! byte count returns to 0 once everything has expired.
-//! Run from crates/tlv: `cargo fuzz run reassemble`.
+//! Run: `scripts/fuzz.sh 60 reassemble` (workspace root; CI does), or
+//! `cargo fuzz run reassemble fuzz/corpus/reassemble fuzz/seeds/reassemble`
+//! from crates/tlv.
 #![no_main]
 
 use bytes::Bytes;

@@ -31,6 +31,7 @@ impl Shell {
             local,
             port: udp::UdpPort::new(sock),
             multicast_face,
+            seen_drops: 0,
         });
         index
     }
@@ -415,6 +416,7 @@ impl Shell {
 
     pub(super) fn drop_face_transport(&mut self, id: FaceId) {
         self.connecting.remove(&id);
+        self.unisolate(id);
         if let Some(e) = self.faces.remove(&id) {
             match e.tx {
                 FaceTx::Udp { peer, .. } if e.on_demand => self.released_on_demand(Some(peer.ip())),

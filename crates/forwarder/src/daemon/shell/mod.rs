@@ -5,11 +5,13 @@
 //!   the node and the transports;
 //! - [`faces`]: opening, mapping and closing faces of every transport;
 //! - [`tables`]: configuration tables (static routes, strategies, permanent
-//!   faces) and SIGHUP reloads.
+//!   faces) and SIGHUP reloads; [`limits`]: `[limits]` and `[mgmt]` on SIGHUP.
 
 mod admission;
 mod drops;
 mod faces;
+mod isolate;
+mod limits;
 mod memory;
 mod tables;
 
@@ -50,6 +52,8 @@ struct UdpChannel {
     port: udp::UdpPort,
     /// A multicast channel maps every sender to one multi-access face.
     multicast_face: Option<FaceId>,
+    /// The socket's kernel drop count when last read (`drops.rs`).
+    seen_drops: u32,
 }
 
 /// One AF_PACKET socket: a multicast face plus on-demand unicast faces.
@@ -108,6 +112,14 @@ struct Shell {
     /// Datagrams read in this turn, before the engine sees them (kept to
     /// reuse its allocation).
     udp_rx: Vec<(SocketAddr, Bytes)>,
+    /// Peers with a receive socket of their own (`isolate.rs`).
+    isolated: Vec<isolate::Isolated>,
+    /// The set of sockets to wait on changed.
+    sockets_changed: bool,
+    /// Per-peer socket could not be opened: not tried again.
+    isolation_off: bool,
+    /// Scratch: datagrams per peer in one read.
+    peer_counts: HashMap<SocketAddr, usize>,
 }
 
 pub(super) async fn run(
@@ -152,6 +164,10 @@ pub(super) async fn run(
         log_reload,
         drop_log: crate::ratelog::RateLimitedLog::new(drops::DROP_LOG_INTERVAL),
         udp_rx: Vec::with_capacity(udp::BATCH),
+        isolated: Vec::new(),
+        sockets_changed: false,
+        isolation_off: false,
+        peer_counts: HashMap::new(),
     };
 
     if cfg.udp.enabled {
@@ -205,13 +221,18 @@ pub(super) async fn run(
     let sweep_every = Duration::from_secs((cfg.udp.idle_timeout_s / 4).clamp(1, 60));
     let mut sweep = tokio::time::interval(sweep_every);
     let mut trim = tokio::time::interval(memory::TRIM_INTERVAL);
+    let mut overflow = tokio::time::interval(drops::OVERFLOW_CHECK_INTERVAL);
     // One timer, re-armed only when the engine's deadline moves.
     let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
     let mut armed: Option<Instant> = None;
-    let udp_socks = shell.udp_sockets();
+    let mut udp_socks = shell.udp_sockets();
     let mut backlog = vec![false; udp_socks.len()];
     tracing::info!("icnfwd running");
     loop {
+        if std::mem::take(&mut shell.sockets_changed) {
+            udp_socks = shell.udp_sockets();
+            backlog = vec![false; udp_socks.len()];
+        }
         let deadline = shell.node.poll_timeout().map(|t| shell.instant_of(t));
         if deadline != armed {
             if let Some(d) = deadline {
@@ -233,6 +254,7 @@ pub(super) async fn run(
             }
             _ = sweep.tick() => shell.sweep_idle(),
             _ = trim.tick() => shell.return_memory(),
+            _ = overflow.tick() => shell.count_receive_overflow(),
             _ = &mut timer, if armed.is_some() => {
                 // Fired: the next deadline must re-arm it, even if unchanged.
                 armed = None;
@@ -254,8 +276,16 @@ pub(super) async fn run(
         }
         // Whatever woke the task, read the UDP sockets that are ready (a
         // readiness check, not a system call, for those that are not).
-        shell.pump_udp();
+        let read = shell.pump_udp();
         shell.flush();
+        if read > 0 {
+            // The stream faces' reader and writer tasks (Unix, TCP: local
+            // applications) share this thread. While datagrams keep coming
+            // the select above is always ready and would not let them run
+            // for a whole coop budget: under a UDP flood a local producer's
+            // Data then waited 0.3-0.8 s (tests/hardening_flood_live.rs).
+            tokio::task::yield_now().await;
+        }
     }
     let _ = notify::notify("STOPPING=1");
     for l in listeners {
@@ -389,26 +419,37 @@ impl Shell {
     }
 
     /// Reads every ready UDP socket (a bounded amount each) and hands the
-    /// datagrams to the engine.
-    fn pump_udp(&mut self) {
+    /// datagrams to the engine; returns how many were read.
+    fn pump_udp(&mut self) -> usize {
         let mut got = std::mem::take(&mut self.udp_rx);
+        let mut read = 0;
         for sock in 0..self.udp.len() {
-            self.udp[sock].port.recv(|from, pkt| got.push((from, pkt)));
+            read += self.udp[sock].port.recv(|from, pkt| got.push((from, pkt)));
             let now = self.now();
             self.count_oversized(now, sock);
             if got.is_empty() {
                 continue;
             }
-            for (from, pkt) in got.drain(..) {
-                let face = self.udp_face(now, sock, from);
-                self.deliver(now, face, pkt);
+            for (from, pkt) in &got {
+                let face = self.udp_face(now, sock, *from);
+                self.deliver(now, face, pkt.clone());
             }
+            self.isolate_heavy(sock, &got);
+            got.clear();
         }
+        read += self.pump_isolated(&mut got);
         self.udp_rx = got;
+        read
     }
 
+    /// The listening sockets (in channel order, as `backlog` flags them),
+    /// then the peers' own receive sockets.
     fn udp_sockets(&self) -> Vec<Arc<tokio::net::UdpSocket>> {
-        self.udp.iter().map(|c| c.port.socket().clone()).collect()
+        self.udp
+            .iter()
+            .map(|c| c.port.socket().clone())
+            .chain(self.isolated_sockets())
+            .collect()
     }
 
     /// Start-up: serves the inbound channel (datagrams from peers, connect

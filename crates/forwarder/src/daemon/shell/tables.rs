@@ -1,6 +1,7 @@
 //! Configuration tables: permanent faces, static routes (origin 255) and
 //! strategy choices, applied at start and again on SIGHUP, which also
-//! reloads the log filter. Reloads never drop a face.
+//! reloads the log filter, `[limits]` and `[mgmt]` (`limits.rs`). Reloads
+//! never drop a face.
 
 use super::Shell;
 use crate::config::Config;
@@ -65,7 +66,8 @@ impl Shell {
     }
 
     /// SIGHUP: re-read the file; replace static routes and strategies, open
-    /// new permanent faces, apply the new log level, keep every existing face.
+    /// new permanent faces, apply the new log level, `[limits]` and
+    /// `[mgmt]`, keep every existing face.
     pub(super) fn reload(&mut self) {
         let Some(path) = self.config_path.clone() else {
             tracing::info!("SIGHUP without --config: nothing to reload");
@@ -73,6 +75,7 @@ impl Shell {
         };
         match Config::from_file(&path) {
             Ok(cfg) => {
+                self.reload_limits_and_mgmt(&cfg);
                 if let Err(e) = self.apply_config_tables(&cfg) {
                     tracing::error!(error = %e, "reload failed part way");
                 } else {

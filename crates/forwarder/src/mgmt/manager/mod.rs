@@ -161,6 +161,13 @@ impl Manager {
         }
     }
 
+    /// Applies a new `[mgmt]` policy to non-local faces (a reload);
+    /// refusal counters and replay protection are kept.
+    pub fn set_scope_policy(&mut self, policy: ScopePolicy) {
+        self.cfg.scope = policy.clone();
+        self.scope.set_policy(policy);
+    }
+
     pub fn rib(&self) -> &Rib {
         &self.rib
     }
