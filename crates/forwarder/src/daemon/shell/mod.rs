@@ -127,6 +127,7 @@ pub(super) async fn run(
     config_path: Option<PathBuf>,
     log_reload: Option<LogReload>,
 ) -> anyhow::Result<()> {
+    memory::fix_malloc_thresholds();
     let (tx, mut rx) = mpsc::channel::<Vec<Inbound>>(INBOUND_QUEUE);
     let start = Instant::now();
     let unix_ms = std::time::SystemTime::now()
