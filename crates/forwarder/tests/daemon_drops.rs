@@ -25,13 +25,21 @@ fn status_until(sock: &std::path::Path, pred: impl Fn(&str) -> bool) -> String {
     }
 }
 
-#[test]
-fn oversized_datagrams_and_face_table_refusals_are_counted() {
-    let dir = tempfile::tempdir().unwrap();
+/// A running icnfwd with a UDP listener and `extra` config, logging at
+/// info to `log`.
+struct Daemon {
+    fwd: Proc,
+    cfg: std::path::PathBuf,
+    sock: std::path::PathBuf,
+    log: std::path::PathBuf,
+    port: u16,
+}
+
+fn start(dir: &std::path::Path, name: &str, extra: &str) -> Daemon {
     let port = free_udp_port();
-    let (cfg, sock) = write_config(dir.path(), "d", port, "[limits]\nmax_faces = 3\n");
-    let log = dir.path().join("d.log");
-    let _fwd = Proc::spawn(
+    let (cfg, sock) = write_config(dir, name, port, extra);
+    let log = dir.join(format!("{name}.log"));
+    let fwd = Proc::spawn(
         "icnfwd",
         Command::new(ICNFWD)
             .arg("--config")
@@ -41,7 +49,20 @@ fn oversized_datagrams_and_face_table_refusals_are_counted() {
             .stderr(std::fs::File::create(&log).unwrap()),
     );
     wait_for_path(&sock, Duration::from_secs(5));
-    let to = ("127.0.0.1", port);
+    Daemon {
+        fwd,
+        cfg,
+        sock,
+        log,
+        port,
+    }
+}
+
+#[test]
+fn oversized_datagrams_and_face_table_refusals_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = start(dir.path(), "d", "[limits]\nmax_faces = 3\n");
+    let (sock, log, to) = (&d.sock, &d.log, ("127.0.0.1", d.port));
 
     let a = UdpSocket::bind("127.0.0.1:0").unwrap();
     a.send_to(&[0x05; 9000], to).unwrap(); // no face yet: forwarder-wide
@@ -186,20 +207,9 @@ fn a_reassembled_packet_over_8800_octets_is_dropped_and_counted() {
 #[test]
 fn sighup_applies_limits_and_names_what_waits_for_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_udp_port();
-    let (cfg, sock) = write_config(dir.path(), "h", port, "[limits]\nmax_faces = 2\n");
-    let log = dir.path().join("h.log");
-    let fwd = Proc::spawn(
-        "icnfwd",
-        Command::new(ICNFWD)
-            .arg("--config")
-            .arg(&cfg)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap()),
-    );
-    wait_for_path(&sock, Duration::from_secs(5));
-    let to = ("127.0.0.1", port);
+    let d = start(dir.path(), "h", "[limits]\nmax_faces = 2\n");
+    let (cfg, sock, log, to) = (&d.cfg, &d.sock, &d.log, ("127.0.0.1", d.port));
+    let fwd = &d.fwd;
     let peers: Vec<UdpSocket> = (0..3)
         .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
         .collect();
