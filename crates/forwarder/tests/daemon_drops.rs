@@ -62,7 +62,7 @@ fn start(dir: &std::path::Path, name: &str, extra: &str) -> Daemon {
 fn oversized_datagrams_and_face_table_refusals_are_counted() {
     let dir = tempfile::tempdir().unwrap();
     let d = start(dir.path(), "d", "[limits]\nmax_faces = 3\n");
-    let (sock, log, to) = (&d.sock, &d.log, ("127.0.0.1", d.port));
+    let (sock, log, to) = (d.sock.clone(), d.log.clone(), ("127.0.0.1", d.port));
 
     let a = UdpSocket::bind("127.0.0.1:0").unwrap();
     a.send_to(&[0x05; 9000], to).unwrap(); // no face yet: forwarder-wide
@@ -208,7 +208,8 @@ fn a_reassembled_packet_over_8800_octets_is_dropped_and_counted() {
 fn sighup_applies_limits_and_names_what_waits_for_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let d = start(dir.path(), "h", "[limits]\nmax_faces = 2\n");
-    let (cfg, sock, log, to) = (&d.cfg, &d.sock, &d.log, ("127.0.0.1", d.port));
+    let (cfg, sock, log) = (d.cfg.clone(), d.sock.clone(), d.log.clone());
+    let to = ("127.0.0.1", d.port);
     let fwd = &d.fwd;
     let peers: Vec<UdpSocket> = (0..3)
         .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
