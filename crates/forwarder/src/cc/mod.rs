@@ -74,42 +74,9 @@ pub fn install(fwd: &mut Forwarder, cfg: &CcConfig, seed: u64) {
 /// A flow key: hash of a name TLV-VALUE without its last component (the
 /// segment), so that one content object's segments share per-prefix state.
 pub fn prefix_key(name_value: &[u8]) -> u64 {
-    let mut last_start = 0;
-    let mut i = 0;
-    while i < name_value.len() {
-        last_start = i;
-        let Some((_, len, hdr)) = read_tl(&name_value[i..]) else {
-            break;
-        };
-        i += hdr + len;
-    }
-    let cut = if i == name_value.len() && last_start > 0 {
-        last_start
-    } else {
-        name_value.len()
-    };
-    fnv1a(&name_value[..cut])
-}
-
-fn read_tl(b: &[u8]) -> Option<(u64, usize, usize)> {
-    let (t, a) = read_var(b)?;
-    let (l, c) = read_var(b.get(a..)?)?;
-    Some((t, usize::try_from(l).ok()?, a + c))
-}
-
-fn read_var(b: &[u8]) -> Option<(u64, usize)> {
-    match *b.first()? {
-        x @ 0..=252 => Some((u64::from(x), 1)),
-        253 => Some((
-            u64::from(u16::from_be_bytes(b.get(1..3)?.try_into().ok()?)),
-            3,
-        )),
-        254 => Some((
-            u64::from(u32::from_be_bytes(b.get(1..5)?.try_into().ok()?)),
-            5,
-        )),
-        255 => Some((u64::from_be_bytes(b.get(1..9)?.try_into().ok()?), 9)),
-    }
+    fnv1a(crate::engine::name_table::without_last_component(
+        name_value,
+    ))
 }
 
 fn fnv1a(b: &[u8]) -> u64 {

@@ -64,6 +64,29 @@ impl ComponentEnds {
     }
 }
 
+/// A name's TLV-VALUE without its last component: the object whose segments
+/// a name counts (flow keys of QSCCP, CCC, WinCM and the Data flow queues).
+/// A one-component name, or one that does not parse to its end, is kept
+/// whole.
+pub fn without_last_component(name_value: &[u8]) -> &[u8] {
+    let (mut last_start, mut i) = (0, 0);
+    while i < name_value.len() {
+        last_start = i;
+        let Some((len, hdr)) = read_varnum(&name_value[i..]).and_then(|(_, a)| {
+            let (l, c) = read_varnum(name_value.get(i + a..)?)?;
+            Some((usize::try_from(l).ok()?, a + c))
+        }) else {
+            break;
+        };
+        i = i.saturating_add(hdr).saturating_add(len);
+    }
+    if i == name_value.len() && last_start > 0 {
+        &name_value[..last_start]
+    } else {
+        name_value
+    }
+}
+
 fn read_varnum(b: &[u8]) -> Option<(u64, usize)> {
     let first = *b.first()?;
     match first {

@@ -137,19 +137,7 @@ impl DataQueue {
 fn flow_hash(wire: &[u8], hasher: &SeededState) -> u64 {
     use core::hash::BuildHasher;
     let name = outer_value(wire).and_then(outer_value).unwrap_or_default();
-    // Start of the last component: walk the components' headers.
-    let mut pos = 0;
-    let mut last = 0;
-    while pos < name.len() {
-        match outer_value(&name[pos..]) {
-            Some(v) => {
-                last = pos;
-                pos = v.as_ptr() as usize - name.as_ptr() as usize + v.len();
-            }
-            None => break,
-        }
-    }
-    hasher.hash_one(&name[..last])
+    hasher.hash_one(super::name_table::without_last_component(name))
 }
 
 /// The value of the first TLV in `buf` (a packet's, then its Name's).
