@@ -566,11 +566,10 @@ impl<T> CdsScheduler<T> {
                 next_wphi[f.class.index()] += f.weight * f.phi(pen);
             }
         }
-        let offered_bits: u64 = self.classes.iter().map(|c| c.offered_bits).sum();
         self.period_len = stretched_period(
             &cfg,
             self.flow_count(),
-            offered_bits,
+            period_bits,
             core::mem::take(&mut self.period_interests),
         );
         for (c, cls) in self.classes.iter_mut().enumerate() {
