@@ -427,9 +427,16 @@ impl Config {
             reassembly_max_bytes: self.limits.reassembly_max_bytes,
             queue_max_bytes: self.limits.queue_max_bytes,
             face_share_pct: self.limits.face_share_percent,
+            ..Default::default()
+        }
+    }
+
+    /// The engine with `[cc]` and `[multicast_groups]`: what the daemon runs.
+    pub fn router_config(&self) -> crate::router::RouterConfig {
+        crate::router::RouterConfig {
+            engine: self.engine_config(),
             cc: self.cc.clone(),
             multicast_groups: self.multicast_groups.clone(),
-            ..Default::default()
         }
     }
 }

@@ -5,7 +5,8 @@
 //!   strategies, per-face queues). No socket, clock or thread inside.
 //! - [`mcast`]: multicast groups (SRMCC tree node) behind the engine's multicast hook.
 //! - [`mgmt`]: the NFD management protocol subset, answering through the engine.
-//! - [`node`]: engine + manager as one object driven by the shell or by tests.
+//! - [`router`]: the engine with congestion control and multicast installed.
+//! - [`node`]: router + manager as one object driven by the shell or by tests.
 //! - [`config`]: the TOML configuration.
 //! - [`limits`]: the `[limits]` section (face table, memory budgets).
 //! - [`ratelog`]: rate-limited warnings for repeated conditions.
@@ -22,4 +23,5 @@ pub mod mcast;
 pub mod mgmt;
 pub mod node;
 pub mod ratelog;
+pub mod router;
 pub mod testing;

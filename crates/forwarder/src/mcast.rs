@@ -8,8 +8,6 @@
 //! that its periodic timers start from a real `now` and an engine with no
 //! group never wakes up for it (`poll_timeout` is `None` without groups).
 
-use core::any::Any;
-
 use cc_core::srmcc::SrmccConfig;
 use cc_core::{Duration, Timestamp};
 use icn_multicast::wire::{subscription_kind, Subscription};
@@ -21,7 +19,7 @@ use crate::mgmt::{McastGroupState, McastState};
 use serde::Deserialize;
 
 use crate::engine::{
-    FaceId, Forwarder, GroupDataVerdict, McFrame, MulticastHook, SubscriptionVerdict,
+    FaceId, GroupDataVerdict, McFrame, MulticastHook, SubscriptionVerdict,
 };
 
 /// `[multicast_groups]`: defaults of the SRMCC multicast tree node.
@@ -153,12 +151,9 @@ impl McastConfig {
     }
 }
 
-/// Installs an [`McastNode`] on `fwd` when `cfg.enabled` (called by
-/// `Forwarder::new` with `EngineConfig::multicast_groups`).
-pub fn install(fwd: &mut Forwarder, cfg: &McastConfig, rng_seed: u64) {
-    if cfg.enabled {
-        fwd.set_multicast_hook(Box::new(McastNode::new(cfg, rng_seed)));
-    }
+/// The engine's multicast hook for `cfg`: a node when `cfg.enabled`.
+pub fn hook(cfg: &McastConfig, rng_seed: u64) -> Option<McastNode> {
+    cfg.enabled.then(|| McastNode::new(cfg, rng_seed))
 }
 
 /// The engine's multicast tree node.
@@ -242,9 +237,9 @@ impl McastNode {
         McastState { counters, groups }
     }
 
-    /// The McastNode installed on `fwd`, if any.
-    pub fn of(fwd: &Forwarder) -> Option<&McastNode> {
-        fwd.multicast_hook().as_any().downcast_ref::<McastNode>()
+    /// The McastNode of `fwd`, if multicast groups are enabled.
+    pub fn of(fwd: &crate::router::Router) -> Option<&McastNode> {
+        fwd.multicast_hook().as_ref()
     }
 
     fn node_at(&mut self, now: Timestamp) -> &mut MulticastNode {
@@ -255,13 +250,6 @@ impl McastNode {
 }
 
 impl MulticastHook for McastNode {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
     fn is_subscription(&self, name: &Name) -> bool {
         subscription_kind(name).is_some()
     }

@@ -5,7 +5,8 @@ use icn_tlv::{decode_packet, LpPacket, MccFeedback, Name, NetPacket};
 
 use super::*;
 use crate::config::Config;
-use crate::engine::{DropReason, EngineConfig, FaceParams};
+use crate::engine::{DropReason, FaceParams};
+use crate::router::{build, Router, RouterConfig};
 
 fn ms(n: u64) -> Timestamp {
     Timestamp::from_nanos(n * 1_000_000)
@@ -17,8 +18,8 @@ fn group() -> Name {
 
 /// One engine with an upstream face (FIB route for the group) and two
 /// downstream faces.
-fn engine() -> (Forwarder, FaceId, FaceId, FaceId) {
-    let mut f = Forwarder::new(EngineConfig::default(), 7);
+fn engine() -> (Router, FaceId, FaceId, FaceId) {
+    let mut f = build(&RouterConfig::default(), 7);
     let up = f.add_face(ms(0), FaceParams::non_local("sim://up"));
     let a = f.add_face(ms(0), FaceParams::non_local("sim://a"));
     let b = f.add_face(ms(0), FaceParams::non_local("sim://b"));
@@ -26,7 +27,7 @@ fn engine() -> (Forwarder, FaceId, FaceId, FaceId) {
     (f, up, a, b)
 }
 
-fn drain(f: &mut Forwarder, now: Timestamp) -> Vec<(FaceId, Bytes)> {
+fn drain(f: &mut Router, now: Timestamp) -> Vec<(FaceId, Bytes)> {
     let mut v = Vec::new();
     while let Some(t) = f.poll_transmit(now) {
         v.push((t.face, t.bytes));
@@ -66,7 +67,7 @@ fn config_section_parses_and_validates() {
     let n = c.multicast_groups.node_config(1);
     assert_eq!(n.feedback_period, Duration::from_millis(200));
     assert_eq!(n.limits.max_groups, 8);
-    assert_eq!(c.engine_config().multicast_groups.max_groups, 8);
+    assert_eq!(c.router_config().multicast_groups.max_groups, 8);
     let e =
         Config::from_toml_str("[multicast_groups]\nmembership_lifetime_ms = 500\n").unwrap_err();
     assert!(
@@ -194,14 +195,14 @@ fn removing_the_last_member_prunes_upstream() {
 
 #[test]
 fn disabled_hook_leaves_engine_as_before() {
-    let cfg = EngineConfig {
+    let cfg = RouterConfig {
         multicast_groups: McastConfig {
             enabled: false,
             ..McastConfig::default()
         },
-        ..EngineConfig::default()
+        ..RouterConfig::default()
     };
-    let mut f = Forwarder::new(cfg, 1);
+    let mut f = build(&cfg, 1);
     let a = f.add_face(ms(0), FaceParams::non_local("sim://a"));
     f.handle_packet(ms(0), a, feedback(1));
     assert_eq!(f.counters().drops.get(DropReason::Idle), 1);

@@ -14,7 +14,8 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::Name;
 
-use crate::engine::{EngineConfig, EngineEvent, FaceId, FaceParams, Forwarder, Transmit};
+use crate::engine::{EngineEvent, FaceId, FaceParams, Transmit};
+use crate::router::{Router, RouterConfig};
 use crate::mgmt::{
     CcStamp, FaceCreateRequest, FaceState, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager,
     ManagerConfig, MgmtEvent, PacketCounters, RibError, Route, StrategyChoiceStatus,
@@ -31,23 +32,23 @@ pub enum NodeEvent {
 
 /// Engine + manager.
 pub struct Node {
-    fwd: Forwarder,
+    fwd: Router,
     mgr: Manager,
 }
 
 impl Node {
-    pub fn new(engine: EngineConfig, manager: ManagerConfig, rng_seed: u64) -> Self {
+    pub fn new(router: impl Into<RouterConfig>, manager: ManagerConfig, rng_seed: u64) -> Self {
         Node {
-            fwd: Forwarder::new(engine, rng_seed),
+            fwd: crate::router::build(&router.into(), rng_seed),
             mgr: Manager::new(manager),
         }
     }
 
-    pub fn forwarder(&self) -> &Forwarder {
+    pub fn forwarder(&self) -> &Router {
         &self.fwd
     }
 
-    pub fn forwarder_mut(&mut self) -> &mut Forwarder {
+    pub fn forwarder_mut(&mut self) -> &mut Router {
         &mut self.fwd
     }
 
@@ -151,7 +152,7 @@ impl Node {
 }
 
 /// The manager's view of the engine.
-struct EngineOps<'a>(&'a mut Forwarder);
+struct EngineOps<'a>(&'a mut Router);
 
 impl FwdOps for EngineOps<'_> {
     fn face_exists(&self, face: u64) -> bool {
@@ -264,11 +265,7 @@ impl FwdOps for EngineOps<'_> {
     }
 
     fn face_states(&self) -> Vec<FaceState> {
-        let schemes = self
-            .0
-            .cc_hooks()
-            .as_any_ref()
-            .downcast_ref::<crate::cc::SchemeHooks>();
+        let schemes = self.0.cc_hooks();
         self.0
             .faces()
             .map(|(id, f)| {
@@ -308,12 +305,12 @@ impl FwdOps for EngineOps<'_> {
                     cc_evicted_interests: f.cc.evicted_interests,
                     stamps: stamps(f.cc_stamps.last_window()),
                     class_capacities: schemes
-                        .and_then(|h| h.class_capacities_bps(id))
+                        .class_capacities_bps(id)
                         .unwrap_or_default()
                         .into_iter()
                         .map(|(c, bps)| (u64::from(c.code()), bps))
                         .collect(),
-                    uiw: crate::cc::uiw_summary(self.0, id).map(|u| {
+                    uiw: crate::cc::uiw_summary(schemes, id).map(|u| {
                         let milli = |x: f64| (x * 1000.0).round().max(0.0) as u64;
                         crate::mgmt::face_state::UiwState {
                             entries: u.entries,

@@ -22,7 +22,7 @@ use cc_common::*;
 use cc_core::LawKind;
 use icn_consumer::RateSpec;
 use icn_forwarder::cc::CcScheme;
-use icn_forwarder::engine::{EngineConfig, QueueLimits};
+use icn_forwarder::engine::QueueLimits;
 use icn_forwarder::testing::flows::{drive, jain};
 use icn_forwarder::testing::Network;
 
@@ -31,14 +31,13 @@ const B_START_MS: u64 = 2_000;
 const RUN_MS: u64 = 10_000;
 const FROM_MS: u64 = 6_000;
 
-fn ccc_engine() -> EngineConfig {
-    EngineConfig {
-        queue: QueueLimits {
-            max_packets: 50,
-            max_bytes: 8 << 20,
-        },
-        ..engine(CcScheme::Ccc)
-    }
+fn ccc_engine() -> RouterConfig {
+    let mut r = engine(CcScheme::Ccc);
+    r.engine.queue = QueueLimits {
+        max_packets: 50,
+        max_bytes: 8 << 20,
+    };
+    r
 }
 
 struct Fig1 {

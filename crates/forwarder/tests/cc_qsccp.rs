@@ -20,7 +20,7 @@ use cc_common::*;
 use cc_core::{Duration, LawKind};
 use icn_consumer::{RateSpec, Scheme, SchemeOptions};
 use icn_forwarder::cc::{CcConfig, CcScheme};
-use icn_forwarder::engine::{EngineConfig, FaceId};
+use icn_forwarder::engine::FaceId;
 use icn_forwarder::testing::flows::{drive, quantile, LawFlow};
 use icn_forwarder::testing::{Network, NodeId};
 use icn_tlv::ServiceClass;
@@ -29,7 +29,7 @@ const CAP_MBPS: u64 = 10;
 const DATA_BYTES: usize = 4000;
 const ONE_WAY_MS: u64 = 10;
 
-fn qsccp_engine(ef_cap_fraction: f64) -> EngineConfig {
+fn qsccp_engine(ef_cap_fraction: f64) -> RouterConfig {
     let mut e = engine(CcScheme::Qsccp);
     e.cc = CcConfig {
         scheme: CcScheme::Qsccp,

@@ -4,6 +4,7 @@
 //! dataset is fetched with a management Interest, decoded as `icnfwd
 //! status` does and rendered.
 
+use icn_forwarder::router::RouterConfig;
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::daemon::status::render_mcast;
@@ -34,7 +35,7 @@ fn fetch_state(n: &mut Node, app: FaceId, now: Timestamp) -> McastState {
 #[test]
 fn status_shows_groups_faces_mcc_copies_and_the_announced_rate() {
     let g: Name = "/mc/video".parse().unwrap();
-    let mut n = Node::new(Default::default(), Default::default(), 7);
+    let mut n = Node::new(RouterConfig::default(), Default::default(), 7);
     let t0 = ms(1);
     let up = n.add_face(t0, FaceParams::non_local("udp4://10.0.0.1:6363"));
     let rx1 = n.add_face(t0, FaceParams::local("fd://5"));

@@ -2,6 +2,7 @@
 //! python-ndn's exact register commands in, the exact accepted reply out,
 //! and the registered route used for forwarding.
 
+use icn_forwarder::router::RouterConfig;
 use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_forwarder::engine::{FaceId, FaceParams, Transmit};
@@ -21,7 +22,7 @@ fn vector(name: &str) -> Bytes {
 }
 
 fn node() -> Node {
-    Node::new(Default::default(), Default::default(), 7)
+    Node::new(RouterConfig::default(), Default::default(), 7)
 }
 
 fn drain(n: &mut Node, now: Timestamp) -> Vec<Transmit> {

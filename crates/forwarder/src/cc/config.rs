@@ -106,6 +106,16 @@ impl Default for CcConfig {
 }
 
 impl CcConfig {
+    /// Whether `scheme` queues Data per flow on every face (`[cc.pcon]` /
+    /// `[cc.wincm] flow_queues`): schemes that mark per flow.
+    pub fn flow_queues(&self, scheme: CcScheme) -> bool {
+        match scheme {
+            CcScheme::Pcon => self.pcon.flow_queues,
+            CcScheme::Wincm => self.wincm.flow_queues,
+            _ => false,
+        }
+    }
+
     /// The control period T.
     pub fn period(&self) -> Duration {
         Duration::from_millis(self.period_ms.max(1))

@@ -164,6 +164,14 @@ impl FaceMarker {
         self.flows.len()
     }
 
+    /// Adds this face's marks, episodes and marking state to `s`.
+    pub(crate) fn add_status(&self, s: &mut crate::engine::CcFaceStatus) {
+        let (marks, episodes, marking) = self.status();
+        s.aqm_marks += marks;
+        s.aqm_episodes += episodes;
+        s.aqm_marking |= marking;
+    }
+
     /// (marks, episodes, some marker is marking now).
     pub(crate) fn status(&self) -> (u64, u64, bool) {
         let (mut marks, mut episodes) = self.whole.counts();

@@ -1,20 +1,28 @@
 //! Congestion control inside the engine, wired through cc-core.
 //!
-//! [`install`] (called by `Forwarder::new` with `EngineConfig::cc`) puts a
-//! [`SchemeHooks`] object into the engine's CC hook slot and registers the
-//! scheme strategies `/localhost/nfd/strategy/{pcon,rcp,mircc,ccc,wincm,qsccp}`
-//! (version 1). The `[cc] scheme` becomes the strategy of `/`; a
-//! `[[strategy]]` entry naming another scheme's strategy enables that
-//! scheme's per-face machinery too (lazily, on first use).
+//! [`SchemeHooks`] is the engine's congestion-control extension (the `C` of
+//! `Forwarder<C, M>`): it keeps what every scheme may know of a face and
+//! dispatches each hook to the schemes enabled on the node. Each scheme
+//! lives in one module ([`scheme::SchemePart`]: its per-face machinery and
+//! its strategy's tables): `pcon`, `rcp_mircc`, `ccc`, `wincm`, `qsccp`.
+//! [`build`] makes the extension and the factory of the scheme strategies
+//! `/localhost/nfd/strategy/{pcon,rcp,mircc,ccc,wincm,qsccp}` (version 1);
+//! [`install`] registers the factory and gives `/` the `[cc] scheme`'s
+//! strategy. A `[[strategy]]` entry naming another scheme's strategy
+//! enables that scheme too (its state is built at its first use).
 
 mod ccc;
 mod config;
-mod hooks;
+mod dispatch;
 mod marking;
 mod observe;
+mod pcon;
 mod qsccp;
 mod rate;
+mod rcp_mircc;
+mod scheme;
 mod strategy;
+mod wincm;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -22,12 +30,11 @@ use std::sync::Arc;
 pub use config::{
     CcConfig, CcScheme, CccParams, MirccParams, PconParams, QsccpParams, RcpParams, WincmParams,
 };
-pub use hooks::SchemeHooks;
+pub use dispatch::SchemeHooks;
 pub use observe::{uiw_summary, UiwSummary};
 pub use strategy::CcStrategy;
 
-use crate::engine::{Forwarder, StrategyName};
-use cc_core::Timestamp;
+use crate::engine::{Forwarder, MulticastHook, StrategyBuilder, StrategyName};
 use icn_tlv::Name;
 
 /// `/localhost/nfd/strategy/<scheme>` (unversioned), None for `none`.
@@ -51,24 +58,40 @@ pub fn default_strategy(cfg: &CcConfig) -> Option<StrategyName> {
     strategy_name(cfg.scheme)
 }
 
-/// Installs the hooks and strategy factory of `cfg` into `fwd`.
-pub fn install(fwd: &mut Forwarder, cfg: &CcConfig, seed: u64) {
+/// The congestion-control extension of `cfg` and the factory of the scheme
+/// strategies, which enables a scheme on the extension when its strategy
+/// is first instantiated.
+pub fn build(cfg: &CcConfig, seed: u64) -> (SchemeHooks, StrategyBuilder<SchemeHooks>) {
     let enabled = Arc::new(AtomicU32::new(match cfg.scheme {
         CcScheme::None => 0,
         s => s.bit(),
     }));
     let hooks = SchemeHooks::new(cfg.clone(), enabled.clone(), seed);
-    fwd.set_cc_hooks(Timestamp::ZERO, Box::new(hooks));
-    let cfg = cfg.clone();
-    fwd.register_strategy_builder(Box::new(move |name: &StrategyName| {
+    let builder: StrategyBuilder<SchemeHooks> = Box::new(move |name: &StrategyName| {
         let scheme = scheme_of(name)?;
         if name.version().is_some_and(|v| v != CcStrategy::VERSION) {
             return None;
         }
         enabled.fetch_or(scheme.bit(), Ordering::Relaxed);
-        let s = CcStrategy::new(scheme, &cfg, seed ^ scheme.bit() as u64)?;
-        Some(Box::new(s) as Box<dyn crate::engine::Strategy>)
-    }));
+        let s = CcStrategy::new(scheme)?;
+        Some(Box::new(s) as Box<dyn crate::engine::Strategy<SchemeHooks>>)
+    });
+    (hooks, builder)
+}
+
+/// Registers `builder` (from [`build`]) with `fwd` and gives `/` the
+/// strategy of `cfg.scheme` (unless it is `none`).
+pub fn install<M: MulticastHook>(
+    fwd: &mut Forwarder<SchemeHooks, M>,
+    cfg: &CcConfig,
+    builder: StrategyBuilder<SchemeHooks>,
+) {
+    fwd.register_strategy_builder(builder);
+    if let Some(name) = default_strategy(cfg) {
+        if fwd.set_strategy(&Name::root(), &name).is_err() {
+            tracing::debug!(strategy = %name, "scheme strategy could not be installed on /");
+        }
+    }
 }
 
 /// A flow key: hash of a name TLV-VALUE without its last component (the

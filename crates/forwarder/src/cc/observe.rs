@@ -5,9 +5,10 @@
 
 use cc_core::qsccp::ServiceClass;
 
-use super::hooks::SchemeHooks;
-use super::strategy::CcStrategy;
-use crate::engine::{FaceId, Forwarder};
+use super::config::CcScheme;
+use super::dispatch::SchemeHooks;
+use super::scheme::Scheme;
+use crate::engine::FaceId;
 
 /// WinCM's UIN/UIW entries of one face, summarised: a table holds up to
 /// 65 536 (content, face) entries, so per-entry series would be tens of
@@ -24,27 +25,24 @@ pub struct UiwSummary {
     pub uiw_max: f64,
 }
 
-/// The UIW summary of `face` over every wincm strategy instance of `fwd`;
-/// `None` when no entry names the face.
-pub fn uiw_summary(fwd: &Forwarder, face: FaceId) -> Option<UiwSummary> {
+/// The UIW summary of `face` in the node's WinCM table; `None` when no
+/// entry names the face (or WinCM never ran here).
+pub fn uiw_summary(hooks: &SchemeHooks, face: FaceId) -> Option<UiwSummary> {
     let mut s = UiwSummary {
         uiw_min: f64::INFINITY,
         uiw_max: f64::NEG_INFINITY,
         ..UiwSummary::default()
     };
     let mut sum = 0.0;
-    let tables = fwd
-        .strategy_instances()
-        .filter_map(|st| st.as_any()?.downcast_ref::<CcStrategy>()?.uiw_table());
-    for t in tables {
-        for ((_, f), e) in t.iter().filter(|((_, f), _)| *f == face.0) {
-            let _ = f;
-            s.entries += 1;
-            s.uin += u64::from(e.uin);
-            sum += e.uiw;
-            s.uiw_min = s.uiw_min.min(e.uiw);
-            s.uiw_max = s.uiw_max.max(e.uiw);
-        }
+    let Some(Scheme::Wincm(w)) = hooks.scheme(CcScheme::Wincm) else {
+        return None;
+    };
+    for (_, e) in w.uiw.iter().filter(|((_, f), _)| *f == face.0) {
+        s.entries += 1;
+        s.uin += u64::from(e.uin);
+        sum += e.uiw;
+        s.uiw_min = s.uiw_min.min(e.uiw);
+        s.uiw_max = s.uiw_max.max(e.uiw);
     }
     (s.entries > 0).then(|| UiwSummary {
         uiw_mean: sum / s.entries as f64,
@@ -58,12 +56,9 @@ impl SchemeHooks {
     /// `None` when the face runs no QSCCP scheduler (no capacity, or
     /// another scheme).
     pub fn class_capacities_bps(&self, face: FaceId) -> Option<Vec<(ServiceClass, u64)>> {
-        let cds = self.faces.get(&face)?.cds.as_ref()?;
-        Some(
-            ServiceClass::ALL
-                .into_iter()
-                .map(|c| (c, cds.class_capacity_bps(c).max(0.0) as u64))
-                .collect(),
-        )
+        match self.scheme(CcScheme::Qsccp)? {
+            Scheme::Qsccp(q) => q.class_capacities_bps(face),
+            _ => None,
+        }
     }
 }

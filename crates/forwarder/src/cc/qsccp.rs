@@ -1,10 +1,29 @@
-//! QSCCP glue: classes and flow keys from packets, and the cc-core
-//! scheduler configuration of one face.
+//! QSCCP (Bai et al., 2024/25): a scheduler tree per shaped face (classes
+//! by strict priority and WFQ, flows by WDRR, token-bucket pacing) whose
+//! PECN law gives each flow a rate, and a strategy that spreads a flow's
+//! Interests over next hops by the rates they return (adaptive forwarding)
+//! and carries the target rate back to the consumer.
 
-use cc_core::qsccp::{QsccpConfig, ServiceClass};
+use std::collections::{BTreeMap, HashMap};
+
+use cc_core::qsccp::{
+    CdsScheduler, Dequeue, MultipathConfig, MultipathTable, QsccpConfig, ServiceClass,
+};
+use cc_core::Timestamp;
 use icn_tlv::CcFields;
 
 use super::config::CcConfig;
+use super::scheme::{Decide, FaceFacts, SchemePart};
+use crate::engine::{
+    Action, CcFaceStatus, FaceId, HookDequeue, IncomingInterest, InterestAdmission, OutPacket,
+    PitEntry,
+};
+
+/// Target rates at or above this (1 Tbit/s) mean "no limit known yet".
+const MAX_TARGET_BPS: f64 = 1e12;
+
+/// Bound on the per-prefix classes remembered.
+const MAX_CLASSES: usize = 4096;
 
 /// The QSCCP class of an Interest (absent = best effort).
 pub(crate) fn class_of(cc: &CcFields) -> ServiceClass {
@@ -12,13 +31,29 @@ pub(crate) fn class_of(cc: &CcFields) -> ServiceClass {
         .map_or(ServiceClass::Be, |s| ServiceClass::from_code(s.code()).0)
 }
 
-/// Hash of the Interest name without its last component (the flow: one
-/// content object's segments). Falls back to 0 on malformed input.
+/// Flow key of an Interest wire: its name without the last component
+/// (one content object's segments), read in place. 0 on malformed input.
 pub(crate) fn flow_prefix_of(interest_wire: &[u8]) -> u64 {
-    match icn_tlv::Interest::decode(bytes::Bytes::copy_from_slice(interest_wire)) {
-        Ok(i) => super::prefix_key(i.name.value()),
-        Err(_) => 0,
+    interest_name_value(interest_wire).map_or(0, super::prefix_key)
+}
+
+/// The Name TLV-VALUE of a bare Interest, without decoding the rest.
+fn interest_name_value(wire: &[u8]) -> Option<&[u8]> {
+    let tlv = |b: &[u8]| -> Option<(u64, usize, usize)> {
+        let (t, a) = icn_tlv::varnum::read_varnum(b).ok()?;
+        let (l, c) = icn_tlv::varnum::read_varnum(b.get(a..)?).ok()?;
+        Some((t, a + c, usize::try_from(l).ok()?))
+    };
+    let (t, hdr, _) = tlv(wire)?;
+    if t != u64::from(icn_tlv::types::INTEREST) {
+        return None;
     }
+    let inner = wire.get(hdr..)?;
+    let (t, nhdr, nlen) = tlv(inner)?;
+    if t != u64::from(icn_tlv::types::NAME) {
+        return None;
+    }
+    inner.get(nhdr..nhdr.checked_add(nlen)?)
 }
 
 /// The scheduler configuration of a face of `capacity_bps`.
@@ -38,5 +73,237 @@ pub(crate) fn qsccp_config(cfg: &CcConfig, capacity_bps: u64) -> QsccpConfig {
         dt_rate_headroom: q.dt_rate_headroom,
         dt_queue_factor: q.dt_queue_factor,
         ..QsccpConfig::default()
+    }
+}
+
+/// A shaped face's scheduler and what it refused.
+struct FaceSched {
+    cds: CdsScheduler<OutPacket>,
+    rejected: u64,
+}
+
+/// QSCCP on one node.
+pub(crate) struct Qsccp {
+    cfg: CcConfig,
+    /// Seed of the node, folded with the face id for each scheduler.
+    node_seed: u64,
+    faces: BTreeMap<FaceId, FaceSched>,
+    multipath: MultipathTable,
+    /// The class each prefix's Interests carried (Data need not echo it).
+    classes: HashMap<u64, ServiceClass>,
+}
+
+impl Qsccp {
+    pub(crate) fn new(cfg: &CcConfig, seed: u64, node_seed: u64) -> Self {
+        Qsccp {
+            cfg: cfg.clone(),
+            node_seed,
+            faces: BTreeMap::new(),
+            multipath: MultipathTable::new(
+                MultipathConfig {
+                    probe_probability: cfg.qsccp.probe_probability,
+                    default_upstream_bps: cfg.qsccp.default_upstream_bps,
+                    ..MultipathConfig::default()
+                },
+                seed,
+            ),
+            classes: HashMap::new(),
+        }
+    }
+
+    fn ensure(&mut self, now: Timestamp, face: FaceId, facts: &FaceFacts) -> Option<&mut FaceSched> {
+        if !self.faces.contains_key(&face) {
+            let c = facts.shaped_capacity_bps()?;
+            let cds = CdsScheduler::new(qsccp_config(&self.cfg, c), now, self.node_seed ^ face.0);
+            self.faces.insert(face, FaceSched { cds, rejected: 0 });
+        }
+        self.faces.get_mut(&face)
+    }
+
+    /// The PECN rate R of a flow at `face`.
+    fn local_rate(&self, face: FaceId, class: ServiceClass, prefix: u64) -> Option<f64> {
+        self.faces.get(&face)?.cds.flow_rate_bps(class, prefix)
+    }
+
+    /// PECN: the capacity B_c each class got on `face` in the last period,
+    /// highest priority first; None when the face runs no scheduler.
+    pub(crate) fn class_capacities_bps(&self, face: FaceId) -> Option<Vec<(ServiceClass, u64)>> {
+        let cds = &self.faces.get(&face)?.cds;
+        Some(
+            ServiceClass::ALL
+                .into_iter()
+                .map(|c| (c, cds.class_capacity_bps(c).max(0.0) as u64))
+                .collect(),
+        )
+    }
+}
+
+impl SchemePart for Qsccp {
+    fn face_added(&mut self, now: Timestamp, face: FaceId, facts: &FaceFacts) {
+        self.ensure(now, face, facts);
+    }
+
+    fn face_removed(&mut self, face: FaceId) -> usize {
+        self.faces.remove(&face).map_or(0, |f| f.cds.len())
+    }
+
+    fn interest_received(&mut self, now: Timestamp, face: FaceId, wire_len: usize) {
+        if let Some(f) = self.faces.get_mut(&face) {
+            f.cds.on_interest_received(now, wire_len);
+        }
+    }
+
+    fn admit_interest(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        pkt: OutPacket,
+        facts: &FaceFacts,
+    ) -> Result<InterestAdmission, OutPacket> {
+        let Some(f) = self.ensure(now, face, facts) else {
+            return Err(pkt);
+        };
+        let class = class_of(&pkt.cc);
+        let prefix = flow_prefix_of(&pkt.wire);
+        let size_bits = pkt
+            .cc
+            .flow_data_size_bytes
+            .map(|b| u32::try_from(b.saturating_mul(8)).unwrap_or(u32::MAX))
+            .or(facts.data_bits.map(|b| b as u32));
+        Ok(match f.cds.enqueue(now, class, prefix, size_bits, pkt) {
+            Ok(()) => InterestAdmission::Queued,
+            Err(rej) => {
+                f.rejected += 1;
+                let mut cc = CcFields::default();
+                if let Some(r) = f.cds.flow_rate_bps(class, prefix) {
+                    cc.target_rate_bps = Some(r.max(0.0) as u64);
+                }
+                InterestAdmission::Rejected { pkt: rej.item, cc }
+            }
+        })
+    }
+
+    fn dequeue_interest(&mut self, now: Timestamp, face: FaceId) -> Option<HookDequeue> {
+        let f = self.faces.get_mut(&face)?;
+        Some(match f.cds.dequeue(now) {
+            Dequeue::Item(s) => {
+                let mut pkt = s.item;
+                if let Some(r) = s.target_rate_bps {
+                    let r = r.max(0.0) as u64;
+                    pkt.cc.downstream_rate_bps =
+                        Some(pkt.cc.downstream_rate_bps.map_or(r, |d| d.min(r)));
+                }
+                HookDequeue::Item(pkt)
+            }
+            Dequeue::NotBefore(t) => HookDequeue::NotBefore(t),
+            Dequeue::Empty => HookDequeue::Empty,
+        })
+    }
+
+    fn has_status_work(&self) -> bool {
+        !self.faces.is_empty()
+    }
+
+    fn status(&self, face: FaceId, s: &mut CcFaceStatus) {
+        if let Some(f) = self.faces.get(&face) {
+            s.queued_interests = f.cds.len() as u64;
+            s.rejected_interests = f.rejected;
+            // The best-effort class capacity after the higher classes took
+            // theirs: what a new BE flow competes for.
+            s.target_rate_bps = Some(f.cds.class_capacity_bps(ServiceClass::Be) as u64);
+            s.flows = f.cds.flow_count() as u64;
+            s.penalised_flows = f.cds.stats().penalties;
+        }
+    }
+
+    fn on_interest(
+        &mut self,
+        d: &mut Decide<'_>,
+        _facts: &FaceFacts,
+        interest: &IncomingInterest,
+        _pit: &mut PitEntry,
+        prefix: u64,
+        cands: &[FaceId],
+    ) {
+        let cc_in = d.lp.cc;
+        let class = class_of(&cc_in);
+        if self.classes.len() >= MAX_CLASSES && !self.classes.contains_key(&prefix) {
+            self.classes.clear();
+        }
+        self.classes.insert(prefix, class);
+        let down = cc_in.downstream_rate_bps.map(|x| x as f64);
+        let ids: Vec<u64> = cands.iter().map(|f| f.0).collect();
+        self.multipath
+            .on_interest(d.now, class, prefix, interest.face.0, down);
+        if let Some(f) = self.multipath.choose_next_hop(class, prefix, &ids, d.rng) {
+            let local = self.local_rate(FaceId(f), class, prefix);
+            let rate = self
+                .multipath
+                .downstream_rate(class, prefix, f, &ids, local);
+            let mut cc = cc_in;
+            if rate.is_finite() && rate < MAX_TARGET_BPS {
+                cc.downstream_rate_bps = Some(rate.max(0.0) as u64);
+            }
+            d.push(Action::ForwardCc {
+                face: FaceId(f),
+                cc: Box::new(cc),
+            });
+        }
+    }
+
+    fn on_data(
+        &mut self,
+        d: &mut Decide<'_>,
+        _in_facts: Option<&FaceFacts>,
+        in_face: FaceId,
+        pit: &PitEntry,
+        prefix: u64,
+    ) {
+        let lp = d.lp;
+        let class = match lp.cc.service_class {
+            Some(_) => class_of(&lp.cc),
+            None => self
+                .classes
+                .get(&prefix)
+                .copied()
+                .unwrap_or(ServiceClass::Be),
+        };
+        let local = self.local_rate(in_face, class, prefix);
+        let target = lp.cc.target_rate_bps.map(|t| t as f64);
+        self.multipath
+            .on_data(d.now, class, prefix, in_face.0, target, local);
+        let downs: Vec<FaceId> = d.downstreams(in_face, pit).collect();
+        for down in downs {
+            let mut cc: CcFields = lp.cc;
+            // Before any rate is known upstream the target is MAX_RATE:
+            // leave the field as it came rather than invite a flood.
+            if let Some(t) = self
+                .multipath
+                .target_rate(class, prefix, down.0)
+                .filter(|t| t.is_finite() && *t < MAX_TARGET_BPS)
+            {
+                cc.target_rate_bps = Some(t.max(0.0) as u64);
+            }
+            d.push(Action::SendDataCc {
+                face: down,
+                cc: Box::new(cc),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use icn_tlv::{Interest, Name};
+
+    #[test]
+    fn flow_prefix_reads_the_name_in_place() {
+        let i = Interest::new("/a/b/seg=3".parse::<Name>().unwrap());
+        let wire = i.encode();
+        let n: Name = "/a/b/seg=9".parse().unwrap();
+        assert_eq!(flow_prefix_of(&wire), super::super::prefix_key(n.value()));
+        assert_eq!(flow_prefix_of(&wire[..3]), 0);
+        assert_eq!(flow_prefix_of(b"\x06\x00"), 0);
     }
 }

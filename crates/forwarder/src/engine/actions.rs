@@ -4,6 +4,8 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{CcFields, NackReason};
 
+use super::multicast_hook::MulticastHook;
+use super::cc_hooks::CcHooks;
 use super::cc_hooks::IncomingLp;
 
 use super::counters::DropReason;
@@ -13,7 +15,7 @@ use super::name_table::ComponentEnds;
 use super::queue::{OutPacket, PacketKind};
 use super::strategy::{Action, IncomingInterest, NameScope};
 
-impl Forwarder {
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     pub(super) fn on_pit_expiry(&mut self, now: Timestamp, id: u32) {
         let Some(entry) = self.pit.get(id) else {
             return;
@@ -27,7 +29,7 @@ impl Forwarder {
                 .and_then(|s| self.strategies.get_mut(s))
                 .and_then(Option::as_mut)
             {
-                s.on_interest_timeout(now, entry);
+                s.on_interest_timeout(now, entry, &mut self.cc);
             }
         }
         self.counters.n_unsatisfied_interests += 1;

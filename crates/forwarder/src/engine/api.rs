@@ -41,13 +41,9 @@ pub struct EngineConfig {
     pub max_interest_lifetime: Duration,
     /// Undelivered events kept for `poll_event`.
     pub max_pending_events: usize,
-    /// Strategy for `/` at start-up (a congestion-control scheme other
-    /// than `none` replaces it with the scheme's strategy).
+    /// Strategy for `/` at start-up (the owner may replace it, e.g. with
+    /// a congestion-control scheme's strategy).
     pub default_strategy: String,
-    /// Congestion control: scheme and parameters (`[cc]`).
-    pub cc: crate::cc::CcConfig,
-    /// Multicast groups (SRMCC tree node): `[multicast_groups]`.
-    pub multicast_groups: crate::mcast::McastConfig,
     /// Interest octets held by PIT in-records (`[limits] pit_max_bytes`).
     pub pit_max_bytes: usize,
     /// Fragment octets held by all reassemblers.
@@ -79,8 +75,6 @@ impl Default for EngineConfig {
             max_interest_lifetime: Duration::from_secs(120),
             max_pending_events: 4096,
             default_strategy: StrategyName::BEST_ROUTE.to_owned(),
-            cc: crate::cc::CcConfig::default(),
-            multicast_groups: crate::mcast::McastConfig::default(),
             pit_max_bytes: 64 << 20,
             reassembly_max_bytes: 32 << 20,
             queue_max_bytes: 256 << 20,

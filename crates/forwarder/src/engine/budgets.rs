@@ -9,6 +9,8 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{LpPacket, TlvError};
 
+use super::multicast_hook::MulticastHook;
+use super::cc_hooks::CcHooks;
 use super::counters::DropReason;
 use super::face::FaceId;
 use super::forwarder::Forwarder;
@@ -38,7 +40,7 @@ fn share(total: usize, share_pct: u32) -> usize {
     (total / 100).saturating_mul(share_pct as usize).max(1)
 }
 
-impl Forwarder {
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// The bound that applies to a face: all of `total` for local faces,
     /// the part not reserved for them otherwise.
     fn scoped(total: usize, local: bool) -> usize {
@@ -265,7 +267,7 @@ mod tests {
     fn shares_and_reserve() {
         assert_eq!(share(1000, 25), 250);
         assert_eq!(share(10, 25), 1);
-        assert_eq!(Forwarder::scoped(1600, true), 1600);
-        assert_eq!(Forwarder::scoped(1600, false), 1500);
+        assert_eq!(<Forwarder>::scoped(1600, true), 1600);
+        assert_eq!(<Forwarder>::scoped(1600, false), 1500);
     }
 }

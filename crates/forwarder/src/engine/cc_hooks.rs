@@ -5,12 +5,11 @@
 //! per-face work through its own timer (surfaced by `poll_timeout`).
 //!
 //! The engine stays sans-IO: every call carries `now`, and the hook holds no
-//! clock. Strategies reach the same object through
-//! [`StrategyCtx::cc`](super::StrategyCtx), so a scheme's strategy and its
-//! per-face machinery share state without globals. The default
+//! clock. Strategies reach the same object, typed, through
+//! [`StrategyCtx::cc`](super::StrategyCtx) (the engine is generic over the
+//! hook type), so a scheme's strategy and its per-face machinery share
+//! state without globals or downcasts. The default
 //! ([`NoCc`]) forwards headers unchanged and owns no queue.
-
-use core::any::Any;
 
 use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
@@ -85,25 +84,8 @@ pub struct CcFaceStatus {
     pub penalised_flows: u64,
 }
 
-/// Shared access to a hook object as `Any`, for status readers that
-/// downcast to the scheme's type (`Forwarder::cc_hooks`). Implemented for
-/// every sized `'static` type, so hook implementations need not write it.
-pub trait AsAnyRef {
-    /// `self` as `&dyn Any`.
-    fn as_any_ref(&self) -> &dyn Any;
-}
-
-impl<T: Any> AsAnyRef for T {
-    fn as_any_ref(&self) -> &dyn Any {
-        self
-    }
-}
-
 /// Engine-side congestion-control hooks. Every method has a no-op default.
-pub trait CcHooks: AsAnyRef + Send {
-    /// For strategies that downcast to their scheme's state.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-
+pub trait CcHooks: Send + 'static {
     /// A face was added.
     fn face_added(&mut self, now: Timestamp, face: FaceId, params: &FaceParams) {
         let _ = (now, face, params);
@@ -197,11 +179,7 @@ pub trait CcHooks: AsAnyRef + Send {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoCc;
 
-impl CcHooks for NoCc {
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-}
+impl CcHooks for NoCc {}
 
 /// Congestion-control header fields of the packet that triggered a strategy
 /// callback (the incoming Interest, Data or Nack).

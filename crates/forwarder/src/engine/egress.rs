@@ -7,6 +7,7 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{fragment, LpPacket};
 
+use super::multicast_hook::MulticastHook;
 use super::api::Transmit;
 use super::cc_hooks::{CcHooks, InterestAdmission};
 use super::counters::DropReason;
@@ -32,7 +33,7 @@ fn pacing_slack(capacity_bps: u64) -> core::time::Duration {
 }
 use super::strategy::NameScope;
 
-impl Forwarder {
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// Queues a packet on `face`, enforcing `/localhost` scope.
     /// Returns whether the packet was queued.
     pub(super) fn send(
@@ -172,7 +173,7 @@ impl Forwarder {
                 Some(fr) => Some(fr),
                 None => {
                     let held = queued_bytes_of(&f.info.queue);
-                    let frame = next_frame(now, f, &mut self.counters.drops, &mut *self.cc);
+                    let frame = next_frame(now, f, &mut self.counters.drops, &mut self.cc);
                     self.queued_bytes = self.queued_bytes + queued_bytes_of(&f.info.queue) - held;
                     frame
                 }

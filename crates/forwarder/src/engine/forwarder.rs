@@ -25,6 +25,7 @@ use rand::SeedableRng;
 
 use super::api::{EngineConfig, EngineError, EngineEvent, Transmit};
 use super::cc_hooks::{CcHooks, NoCc};
+use super::multicast_hook::{MulticastHook, NoMulticast};
 use super::counters::{DropReason, ForwarderCounters};
 use super::cs::ContentStore;
 use super::dead_nonce::DeadNonceList;
@@ -85,7 +86,13 @@ impl FaceLookup for FaceTable {
 }
 
 /// The sans-IO NDN forwarding engine.
-pub struct Forwarder {
+///
+/// `C` is the congestion-control extension (per-face Interest admission and
+/// queueing, Data/Nack observation, the state strategies share with it) and
+/// `M` the multicast-group extension; the engine knows only their traits.
+/// Strategies are typed by `C`, so a scheme's strategy reaches the scheme's
+/// state without a downcast. The defaults do nothing.
+pub struct Forwarder<C: CcHooks = NoCc, M: MulticastHook = NoMulticast> {
     pub(super) cfg: EngineConfig,
     pub(super) rng: SmallRng,
     pub(super) faces: FaceTable,
@@ -96,12 +103,12 @@ pub struct Forwarder {
     pub(super) pit: Pit,
     pub(super) cs: ContentStore,
     pub(super) dnl: DeadNonceList,
-    pub(super) strategies: Vec<Option<Box<dyn Strategy>>>,
+    pub(super) strategies: Vec<Option<Box<dyn Strategy<C>>>>,
     pub(super) strategy_table: PrefixTable<usize>,
-    pub(super) factories: Vec<StrategyBuilder>,
-    pub(super) cc: Box<dyn CcHooks>,
-    /// Multicast tree node (SRMCC groups); [`super::NoMulticast`] when off.
-    pub(super) mcast: Box<dyn super::multicast_hook::MulticastHook>,
+    pub(super) factories: Vec<StrategyBuilder<C>>,
+    pub(super) cc: C,
+    /// Multicast tree node (SRMCC groups); [`NoMulticast`] when off.
+    pub(super) mcast: M,
     /// Frames held by link emulation (bounded by `queue.max_packets` × 4).
     pub(super) delay_line: BinaryHeap<Reverse<Delayed>>,
     pub(super) delay_seq: u64,
@@ -121,7 +128,7 @@ pub struct Forwarder {
     pub(super) scratch_sent: Vec<(FaceId, Option<Bytes>)>,
 }
 
-impl core::fmt::Debug for Forwarder {
+impl<C: CcHooks, M: MulticastHook> core::fmt::Debug for Forwarder<C, M> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Forwarder")
             .field("faces", &self.faces.0.len())
@@ -133,9 +140,19 @@ impl core::fmt::Debug for Forwarder {
 }
 
 impl Forwarder {
-    /// Creates an engine. `rng_seed` seeds nonces, strategy randomness and
-    /// table hashing; pass a random value in production, a constant in tests.
+    /// An engine without congestion control or multicast groups. `rng_seed`
+    /// seeds nonces, strategy randomness and table hashing; pass a random
+    /// value in production, a constant in tests.
     pub fn new(cfg: EngineConfig, rng_seed: u64) -> Self {
+        Forwarder::with_extensions(cfg, rng_seed, NoCc, NoMulticast)
+    }
+}
+
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
+    /// An engine with the given extensions. `/` gets
+    /// `cfg.default_strategy` (best-route if it does not instantiate); an
+    /// owner that installs scheme strategies sets its own afterwards.
+    pub fn with_extensions(cfg: EngineConfig, rng_seed: u64, cc: C, mcast: M) -> Self {
         let hasher = SeededState::new(rng_seed);
         let mut fwd = Forwarder {
             rng: SmallRng::seed_from_u64(rng_seed),
@@ -148,9 +165,9 @@ impl Forwarder {
             dnl: DeadNonceList::new(cfg.dead_nonce_max, cfg.dead_nonce_lifetime, hasher),
             strategies: Vec::new(),
             strategy_table: PrefixTable::new(cfg.strategy_max_entries.max(1), hasher),
-            factories: vec![Box::new(builtin_factory)],
-            cc: Box::new(NoCc),
-            mcast: Box::new(super::multicast_hook::NoMulticast),
+            factories: vec![Box::new(builtin_factory::<C>)],
+            cc,
+            mcast,
             delay_line: BinaryHeap::new(),
             delay_seq: 0,
             last_reject_cc: None,
@@ -168,13 +185,6 @@ impl Forwarder {
         let default = StrategyName::parse(&fwd.cfg.default_strategy)
             .filter(|n| fwd.instantiate(n).is_some())
             .unwrap_or_else(StrategyName::best_route);
-        let cc_cfg = fwd.cfg.cc.clone();
-        crate::cc::install(&mut fwd, &cc_cfg, rng_seed);
-        let mc_cfg = fwd.cfg.multicast_groups.clone();
-        crate::mcast::install(&mut fwd, &mc_cfg, rng_seed);
-        let default = crate::cc::default_strategy(&cc_cfg)
-            .filter(|n| fwd.instantiate(n).is_some())
-            .unwrap_or(default);
         if fwd.set_strategy(&Name::root(), &default).is_err() {
             // The built-in best-route always instantiates; keep going with an
             // empty table rather than panic (every Interest then gets NoRoute).
@@ -283,20 +293,14 @@ impl Forwarder {
         Ok(())
     }
 
-    /// Replaces the congestion-control hooks (normally installed from
-    /// `EngineConfig::cc` by `new`). Existing faces are announced to it.
-    pub fn set_cc_hooks(&mut self, now: Timestamp, hooks: Box<dyn CcHooks>) {
-        self.cc = hooks;
-        for (id, f) in &mut self.faces.0 {
-            f.queues.hook_queued = 0;
-            f.publish_queue(f.info.queue);
-            self.cc.face_added(now, *id, &f.info.params);
-        }
+    /// The congestion-control extension (status readers, strategies' owners).
+    pub fn cc_hooks(&self) -> &C {
+        &self.cc
     }
 
-    /// The congestion-control hooks (for inspection in tests and status).
-    pub fn cc_hooks_mut(&mut self) -> &mut dyn CcHooks {
-        &mut *self.cc
+    /// The congestion-control extension, mutable.
+    pub fn cc_hooks_mut(&mut self) -> &mut C {
+        &mut self.cc
     }
 
     /// Attaches an Interest shaper/scheduler to a face.
@@ -369,16 +373,16 @@ impl Forwarder {
     // ----- strategies -----
 
     /// Registers an extra strategy factory (consulted before the built-ins).
-    pub fn register_strategy_factory(&mut self, f: StrategyFactory) {
+    pub fn register_strategy_factory(&mut self, f: StrategyFactory<C>) {
         self.factories.insert(0, Box::new(f));
     }
 
     /// Registers a strategy factory that captures state (e.g. parameters).
-    pub fn register_strategy_builder(&mut self, f: StrategyBuilder) {
+    pub fn register_strategy_builder(&mut self, f: StrategyBuilder<C>) {
         self.factories.insert(0, f);
     }
 
-    fn instantiate(&self, name: &StrategyName) -> Option<Box<dyn Strategy>> {
+    fn instantiate(&self, name: &StrategyName) -> Option<Box<dyn Strategy<C>>> {
         self.factories.iter().find_map(|f| f(name))
     }
 

@@ -27,7 +27,7 @@ pub mod strategy;
 
 pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
 pub use cc_hooks::{
-    AsAnyRef, CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc,
+    CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc,
 };
 pub use counters::{DropCounters, DropReason, FaceCounters, ForwarderCounters};
 pub use face::{
@@ -45,6 +45,6 @@ pub use queue::{
     SojournStats,
 };
 pub use strategy::{
-    Action, BestRoute, FaceLookup, IncomingInterest, Multicast, NameScope, Strategy, StrategyCtx,
+    Action, BestRoute, FaceLookup, IncomingInterest, Multicast, NameScope, Strategy, StrategyBuilder, StrategyCtx,
     StrategyFactory, StrategyName,
 };

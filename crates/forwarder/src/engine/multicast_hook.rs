@@ -1,5 +1,5 @@
 //! The multicast-group hook of the engine (issue 7, SRMCC): one
-//! forwarder-wide object (`Forwarder::set_multicast_hook`) that sees the
+//! forwarder-wide object (the engine's `M` type parameter) that sees the
 //! three kinds of packets a multicast tree node owns, before the normal
 //! pipelines do:
 //!
@@ -18,16 +18,15 @@
 //! The default ([`NoMulticast`]) claims nothing: MCC frames stay `Idle`
 //! drops and every Data takes the PIT path (unsolicited Data is dropped).
 
-use core::any::Any;
-
 use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_multicast::FaceSample;
 use icn_tlv::{Data, Interest, MccFeedback, Name};
 
+use super::cc_hooks::CcHooks;
 use super::counters::DropReason;
 use super::face::FaceId;
-use super::forwarder::Forwarder;
+use super::forwarder::{FaceTable, Forwarder};
 use super::name_table::ComponentEnds;
 use super::queue::{OutPacket, PacketKind};
 use super::strategy::NameScope;
@@ -67,12 +66,7 @@ pub enum GroupDataVerdict {
 }
 
 /// Engine-side multicast tree node. Every method has a no-op default.
-pub trait MulticastHook: Send {
-    /// For owners that downcast to the implementation (status, tests).
-    fn as_any(&self) -> &dyn Any;
-    /// Mutable downcast.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-
+pub trait MulticastHook: Send + 'static {
     /// False for the no-op hook: MCC frames then stay `Idle` drops.
     fn enabled(&self) -> bool {
         true
@@ -151,43 +145,98 @@ pub trait MulticastHook: Send {
     }
 }
 
+/// An optional hook: `None` claims nothing, like [`NoMulticast`] (the
+/// owner decides at start-up whether multicast groups run).
+impl<H: MulticastHook> MulticastHook for Option<H> {
+    fn enabled(&self) -> bool {
+        self.as_ref().is_some_and(H::enabled)
+    }
+    fn is_subscription(&self, name: &Name) -> bool {
+        self.as_ref().is_some_and(|h| h.is_subscription(name))
+    }
+    fn subscription(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        interest: &Interest,
+        upstream: Option<FaceId>,
+    ) -> SubscriptionVerdict {
+        self.as_mut().map_or(SubscriptionVerdict::NotSubscription, |h| {
+            h.subscription(now, face, interest, upstream)
+        })
+    }
+    fn feedback(&mut self, now: Timestamp, face: FaceId, fb: &MccFeedback) -> bool {
+        self.as_mut().is_some_and(|h| h.feedback(now, face, fb))
+    }
+    fn group_data(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        name: &Name,
+        out: &mut Vec<FaceId>,
+    ) -> GroupDataVerdict {
+        self.as_mut()
+            .map_or(GroupDataVerdict::NotGroup, |h| h.group_data(now, face, name, out))
+    }
+    fn is_group_data(&self, name: &Name) -> bool {
+        self.as_ref().is_some_and(|h| h.is_group_data(name))
+    }
+    fn cache_group_data(&self) -> bool {
+        self.as_ref().is_some_and(H::cache_group_data)
+    }
+    fn observe_group_data(&mut self, data: &Data) {
+        if let Some(h) = self {
+            h.observe_group_data(data);
+        }
+    }
+    fn unicast_data(&mut self, face: FaceId, name: &Name) {
+        if let Some(h) = self {
+            h.unicast_data(face, name);
+        }
+    }
+    fn face_removed(&mut self, face: FaceId) {
+        if let Some(h) = self {
+            h.face_removed(face);
+        }
+    }
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        self.as_ref().and_then(H::poll_timeout)
+    }
+    fn handle_timeout(&mut self, now: Timestamp, sampler: &dyn Fn(FaceId) -> Option<FaceSample>) {
+        if let Some(h) = self {
+            h.handle_timeout(now, sampler);
+        }
+    }
+    fn poll_transmit(&mut self) -> Option<(FaceId, McFrame)> {
+        self.as_mut().and_then(H::poll_transmit)
+    }
+}
+
 /// The hook that claims nothing (multicast groups disabled).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoMulticast;
 
 impl MulticastHook for NoMulticast {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
     fn enabled(&self) -> bool {
         false
     }
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
-impl Forwarder {
-    /// Replaces the multicast hook (normally installed from
-    /// `EngineConfig::multicast_groups` by `new`).
-    pub fn set_multicast_hook(&mut self, hook: Box<dyn MulticastHook>) {
-        self.mcast = hook;
-    }
-
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// The multicast hook (for status output and tests).
-    pub fn multicast_hook(&self) -> &dyn MulticastHook {
-        &*self.mcast
+    pub fn multicast_hook(&self) -> &M {
+        &self.mcast
     }
 
     /// The multicast hook, mutably.
-    pub fn multicast_hook_mut(&mut self) -> &mut dyn MulticastHook {
-        &mut *self.mcast
+    pub fn multicast_hook_mut(&mut self) -> &mut M {
+        &mut self.mcast
     }
 
     /// The SRMCC view of a face's egress: Data-queue packets against the
     /// engine's queue bound, and the pacing capacity.
     pub fn face_sample(&self, face: FaceId) -> Option<FaceSample> {
-        sample(self, face)
+        sample(&self.faces, self.cfg.queue.max_packets, face)
     }
 
     /// An MCC frame arrived on `face`; `bare` when it carried no network
@@ -320,9 +369,9 @@ impl Forwarder {
         if self.mcast.poll_timeout().is_none_or(|t| t > now) {
             return;
         }
-        let mut hook = core::mem::replace(&mut self.mcast, Box::new(NoMulticast));
-        hook.handle_timeout(now, &|f| sample(self, f));
-        self.mcast = hook;
+        let (faces, max_packets) = (&self.faces, self.cfg.queue.max_packets);
+        self.mcast
+            .handle_timeout(now, &|f| sample(faces, max_packets, f));
         self.mcast_drain(now);
     }
 
@@ -369,11 +418,11 @@ impl Forwarder {
     }
 }
 
-fn sample(fwd: &Forwarder, face: FaceId) -> Option<FaceSample> {
-    let f = fwd.faces.0.get(&face)?;
+fn sample(faces: &FaceTable, max_packets: usize, face: FaceId) -> Option<FaceSample> {
+    let f = faces.0.get(&face)?;
     Some(FaceSample {
         queue_packets: f.info.queue.data_packets as u64,
-        queue_max_packets: fwd.cfg.queue.max_packets as u64,
+        queue_max_packets: max_packets as u64,
         capacity_bps: f.info.params.capacity_bps,
     })
 }

@@ -6,6 +6,7 @@
 use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
 
+use super::multicast_hook::MulticastHook;
 use super::cc_hooks::CcHooks;
 use super::forwarder::Forwarder;
 use super::queue::PacketKind;
@@ -135,7 +136,7 @@ pub struct CsStats {
     pub misses: u64,
 }
 
-impl Forwarder {
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// The Content Store's figures.
     pub fn cs_stats(&self) -> CsStats {
         CsStats {
@@ -148,17 +149,6 @@ impl Forwarder {
         }
     }
 
-    /// The congestion-control hooks, for status readers that downcast them
-    /// (`hooks.as_any_ref().downcast_ref::<T>()`).
-    pub fn cc_hooks(&self) -> &dyn CcHooks {
-        &*self.cc
-    }
-
-    /// Every strategy instance, for status readers that downcast them
-    /// (`Strategy::as_any`).
-    pub fn strategy_instances(&self) -> impl Iterator<Item = &dyn super::Strategy> + '_ {
-        self.strategies.iter().flatten().map(|s| &**s)
-    }
 }
 
 #[cfg(test)]

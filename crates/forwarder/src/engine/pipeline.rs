@@ -5,6 +5,8 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{decode_packet, decode_reassembled, Data, Interest, LpPacket, NackReason, NetPacket};
 
+use super::multicast_hook::MulticastHook;
+use super::cc_hooks::CcHooks;
 use super::api::EngineEvent;
 use super::cc_hooks::IncomingLp;
 use super::counters::DropReason;
@@ -56,7 +58,7 @@ fn trailing_digest(name_value: &[u8], ends: &ComponentEnds) -> Option<([u8; 32],
     }
 }
 
-impl Forwarder {
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// Processes one frame received on `face`. Never fails: bad input is
     /// counted per reason and dropped.
     pub fn handle_packet(&mut self, now: Timestamp, face: FaceId, bytes: Bytes) {
@@ -425,7 +427,7 @@ impl Forwarder {
             faces: &self.faces,
             scope: incoming.scope,
             actions: &mut self.scratch_actions,
-            cc: &mut *self.cc,
+            cc: &mut self.cc,
             lp,
         };
         strategy.after_receive_interest(&mut ctx, incoming, entry, nexthops);

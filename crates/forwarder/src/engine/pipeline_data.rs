@@ -4,6 +4,8 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{Data, Interest, LpPacket, NackReason};
 
+use super::multicast_hook::MulticastHook;
+use super::cc_hooks::CcHooks;
 use super::cc_hooks::IncomingLp;
 use super::counters::DropReason;
 use super::face::{FaceId, LinkType};
@@ -13,7 +15,7 @@ use super::pipeline::{name_scope, IMPLICIT_DIGEST};
 use super::queue::{OutPacket, PacketKind};
 use super::strategy::{Action, IncomingInterest, NameScope, StrategyCtx};
 
-impl Forwarder {
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     pub(super) fn on_data(&mut self, now: Timestamp, face: FaceId, lp: &LpPacket, data: Data) {
         self.counters.n_in_data += 1;
         let local = if face == FaceId::INTERNAL {
@@ -113,7 +115,7 @@ impl Forwarder {
                         faces: &self.faces,
                         scope,
                         actions: &mut self.scratch_actions,
-                        cc: &mut *self.cc,
+                        cc: &mut self.cc,
                         lp: in_lp,
                     };
                     strategy.after_receive_data(&mut ctx, face, entry);
@@ -218,7 +220,7 @@ impl Forwarder {
                 faces: &self.faces,
                 scope,
                 actions: &mut self.scratch_actions,
-                cc: &mut *self.cc,
+                cc: &mut self.cc,
                 lp: in_lp,
             };
             strategy.after_receive_nack(&mut ctx, face, reason, entry, nexthops);

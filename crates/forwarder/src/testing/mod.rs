@@ -1,5 +1,5 @@
 //! A virtual-time network of engines for deterministic tests (quinn's
-//! `Pair`, generalised): several [`Forwarder`]s joined by simulated links
+//! `Pair`, generalised): several [`Router`]s joined by simulated links
 //! with delay, capacity and seeded loss, plus in-memory application
 //! endpoints (consumers and producers) on local faces.
 //!
@@ -22,7 +22,8 @@ use icn_tlv::{decode_packet, Data, Interest, LpPacket, NackReason, Name, NetPack
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::{EngineConfig, FaceId, FaceParams, Forwarder, LinkType};
+use crate::engine::{FaceId, FaceParams, LinkType};
+use crate::router::{Router, RouterConfig};
 
 /// Index of an engine in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,7 +158,7 @@ struct Direction {
 /// Engines, links and applications on one virtual clock.
 pub struct Network {
     now: Timestamp,
-    nodes: Vec<Forwarder>,
+    nodes: Vec<Router>,
     ports: HashMap<(usize, FaceId), Port>,
     dirs: Vec<Direction>,
     apps: Vec<App>,
@@ -187,14 +188,14 @@ impl Network {
     }
 
     /// Adds an engine.
-    pub fn add_node(&mut self, cfg: EngineConfig) -> NodeId {
+    pub fn add_node(&mut self, cfg: impl Into<RouterConfig>) -> NodeId {
         let seed = self.rng.random();
-        self.nodes.push(Forwarder::new(cfg, seed));
+        self.nodes.push(crate::router::build(&cfg.into(), seed));
         NodeId(self.nodes.len() - 1)
     }
 
     /// The engine of a node.
-    pub fn node(&self, n: NodeId) -> &Forwarder {
+    pub fn node(&self, n: NodeId) -> &Router {
         &self.nodes[n.0]
     }
 
@@ -204,7 +205,7 @@ impl Network {
     }
 
     /// The engine of a node, mutably (FIB changes, events, hooks).
-    pub fn node_mut(&mut self, n: NodeId) -> &mut Forwarder {
+    pub fn node_mut(&mut self, n: NodeId) -> &mut Router {
         &mut self.nodes[n.0]
     }
 

@@ -5,6 +5,7 @@ use cc_core::{AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, Duration, LawKind,
 use icn_consumer::{Scheme, SchemeOptions};
 use icn_forwarder::cc::{CcConfig, CcScheme};
 use icn_forwarder::engine::{DropReason, EngineConfig, QueueLimits};
+pub use icn_forwarder::router::RouterConfig;
 use icn_forwarder::testing::flows::{jain, quantile, LawFlow};
 use icn_forwarder::testing::{AppId, LinkParams, Network, NodeId};
 use rand::rngs::SmallRng;
@@ -20,28 +21,31 @@ pub fn at(x_ms: u64) -> Timestamp {
     Timestamp::ZERO + ms(x_ms)
 }
 
-/// Engine configuration of a node running `scheme` with DropTail-100 queues.
+/// Router configuration of a node running `scheme` with DropTail-100 queues.
 ///
 /// CCC nodes run without a Content Store: an Interest answered from the CS
 /// bypasses the strategy, so CCC would not count it into the flow's pace
 /// (a retransmission after a drop would then look like an idle flow).
-pub fn engine(scheme: CcScheme) -> EngineConfig {
+pub fn engine(scheme: CcScheme) -> RouterConfig {
     let cs_max_packets = if scheme == CcScheme::Ccc {
         0
     } else {
         EngineConfig::default().cs_max_packets
     };
-    EngineConfig {
-        cs_max_packets,
+    RouterConfig {
+        engine: EngineConfig {
+            cs_max_packets,
+            queue: QueueLimits {
+                max_packets: 100,
+                max_bytes: 8 << 20,
+            },
+            ..EngineConfig::default()
+        },
         cc: CcConfig {
             scheme,
             ..CcConfig::default()
         },
-        queue: QueueLimits {
-            max_packets: 100,
-            max_bytes: 8 << 20,
-        },
-        ..EngineConfig::default()
+        ..RouterConfig::default()
     }
 }
 

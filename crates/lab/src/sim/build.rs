@@ -9,7 +9,8 @@ use cc_core::{Duration, LawKind, Timestamp};
 use icn_consumer::scheme::parse_service_class;
 use icn_consumer::{RateSpec, SchemeOptions};
 use icn_forwarder::config::Config;
-use icn_forwarder::engine::{EngineConfig, FaceId};
+use icn_forwarder::engine::FaceId;
+use icn_forwarder::router::RouterConfig;
 use icn_forwarder::testing::{LinkParams, Network, NodeId};
 use icn_tlv::Name;
 
@@ -31,7 +32,7 @@ pub(super) struct Built {
 
 /// The engine icnfwd would run for `scheme` on this scenario: the daemon's
 /// own config parser reads the `[cc]` table the namespace runner writes.
-pub(super) fn engine_config(sc: &Scenario, scheme: &str) -> Result<EngineConfig, LabError> {
+pub(super) fn engine_config(sc: &Scenario, scheme: &str) -> Result<RouterConfig, LabError> {
     let caps = Caps {
         emulation: true,
         cc_period: true,
@@ -39,7 +40,7 @@ pub(super) fn engine_config(sc: &Scenario, scheme: &str) -> Result<EngineConfig,
     let text = cc_section(sc, scheme, caps);
     let cfg = Config::from_toml_str(&text)
         .map_err(|e| LabError::Unsupported(format!("[cc] for {scheme}: {e}")))?;
-    Ok(cfg.engine_config())
+    Ok(cfg.router_config())
 }
 
 /// icncat's options for `f` under `scheme`, as the namespace runner's

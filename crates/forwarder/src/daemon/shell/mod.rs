@@ -143,7 +143,7 @@ pub(super) async fn run(
         ..Default::default()
     };
     let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32);
-    let node = Node::new(cfg.engine_config(), mcfg, seed);
+    let node = Node::new(cfg.router_config(), mcfg, seed);
     let mut shell = Shell {
         node,
         start,

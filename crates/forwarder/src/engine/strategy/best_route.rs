@@ -41,14 +41,14 @@ pub(super) fn versioned(base: &Name, v: u64) -> Name {
     base.append(icn_tlv::Component::version(v))
 }
 
-impl Strategy for BestRoute {
+impl<C> Strategy<C> for BestRoute {
     fn name(&self) -> &StrategyName {
         &self.name
     }
 
     fn after_receive_interest(
         &mut self,
-        ctx: &mut StrategyCtx<'_>,
+        ctx: &mut StrategyCtx<'_, C>,
         interest: &IncomingInterest,
         pit: &mut PitEntry,
         nexthops: &[NextHop],

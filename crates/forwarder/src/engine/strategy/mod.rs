@@ -20,7 +20,7 @@ use rand::rngs::SmallRng;
 
 use icn_tlv::CcFields;
 
-use super::cc_hooks::{CcHooks, IncomingLp};
+use super::cc_hooks::{CcHooks, IncomingLp, NoCc};
 use super::face::{FaceId, FaceInfo, FaceScope, LinkType};
 use super::fib::NextHop;
 use super::pit::PitEntry;
@@ -145,8 +145,9 @@ pub struct IncomingInterest {
     pub wire: Bytes,
 }
 
-/// Everything a strategy callback may use.
-pub struct StrategyCtx<'a> {
+/// Everything a strategy callback may use. `C` is the engine's
+/// congestion-control extension, handed over typed.
+pub struct StrategyCtx<'a, C> {
     /// The current time.
     pub now: Timestamp,
     /// Seeded RNG owned by the engine.
@@ -157,14 +158,14 @@ pub struct StrategyCtx<'a> {
     pub scope: NameScope,
     /// Decisions to apply.
     pub actions: &'a mut Vec<Action>,
-    /// The engine's congestion-control hooks (scheme state shared with the
-    /// per-face machinery; downcast with `as_any_mut`).
-    pub cc: &'a mut dyn CcHooks,
+    /// The engine's congestion-control extension (scheme state shared with
+    /// the per-face machinery), typed.
+    pub cc: &'a mut C,
     /// LP header facts of the packet being processed.
     pub lp: IncomingLp,
 }
 
-impl StrategyCtx<'_> {
+impl<C> StrategyCtx<'_, C> {
     /// Queues an action.
     pub fn push(&mut self, a: Action) {
         self.actions.push(a);
@@ -204,21 +205,17 @@ impl StrategyCtx<'_> {
     }
 }
 
-/// A forwarding strategy. Callbacks default to NFD's base-class behaviour.
-pub trait Strategy: Send {
+/// A forwarding strategy, typed by the engine's congestion-control
+/// extension `C`. Callbacks default to NFD's base-class behaviour.
+pub trait Strategy<C = NoCc>: Send {
     /// The instance's full name (with version).
     fn name(&self) -> &StrategyName;
-
-    /// For status output that reads a strategy's own tables (WinCM's UIW).
-    fn as_any(&self) -> Option<&dyn core::any::Any> {
-        None
-    }
 
     /// An Interest was accepted into `pit` (a new entry or a retransmission);
     /// decide where it goes. `nexthops` are the FIB entry's, cheapest first.
     fn after_receive_interest(
         &mut self,
-        ctx: &mut StrategyCtx<'_>,
+        ctx: &mut StrategyCtx<'_, C>,
         interest: &IncomingInterest,
         pit: &mut PitEntry,
         nexthops: &[NextHop],
@@ -226,7 +223,7 @@ pub trait Strategy: Send {
 
     /// Data from `in_face` satisfies `pit`; the default returns it to every
     /// pending downstream (NFD `Strategy::afterReceiveData`).
-    fn after_receive_data(&mut self, ctx: &mut StrategyCtx<'_>, in_face: FaceId, pit: &PitEntry) {
+    fn after_receive_data(&mut self, ctx: &mut StrategyCtx<'_, C>, in_face: FaceId, pit: &PitEntry) {
         for r in &pit.in_records {
             if r.expiry <= ctx.now {
                 continue;
@@ -246,7 +243,7 @@ pub trait Strategy: Send {
     /// severe reason received (NFD best-route `processNack`).
     fn after_receive_nack(
         &mut self,
-        ctx: &mut StrategyCtx<'_>,
+        ctx: &mut StrategyCtx<'_, C>,
         in_face: FaceId,
         reason: NackReason,
         pit: &PitEntry,
@@ -256,9 +253,10 @@ pub trait Strategy: Send {
         nack_when_all_upstreams_failed(ctx, pit);
     }
 
-    /// The PIT entry expired unsatisfied.
-    fn on_interest_timeout(&mut self, now: Timestamp, pit: &PitEntry) {
-        let _ = (now, pit);
+    /// The PIT entry expired unsatisfied; `cc` is the engine's
+    /// congestion-control extension (the scheme state a strategy updates).
+    fn on_interest_timeout(&mut self, now: Timestamp, pit: &PitEntry, cc: &mut C) {
+        let _ = (now, pit, cc);
     }
 }
 
@@ -275,7 +273,7 @@ pub fn nack_severity(r: NackReason) -> u8 {
 
 /// When every out-record is Nacked or expired, Nack all downstreams with the
 /// least severe reason and reject the entry.
-pub fn nack_when_all_upstreams_failed(ctx: &mut StrategyCtx<'_>, pit: &PitEntry) {
+pub fn nack_when_all_upstreams_failed<C>(ctx: &mut StrategyCtx<'_, C>, pit: &PitEntry) {
     let now = ctx.now;
     if pit
         .out_records
@@ -355,13 +353,15 @@ impl RetxSuppression {
 }
 
 /// Creates a strategy instance from its (possibly versioned) name.
-pub type StrategyFactory = fn(&StrategyName) -> Option<Box<dyn Strategy>>;
+pub type StrategyFactory<C = NoCc> = fn(&StrategyName) -> Option<Box<dyn Strategy<C>>>;
 
 /// A strategy factory that may capture state (scheme parameters).
-pub type StrategyBuilder = Box<dyn Fn(&StrategyName) -> Option<Box<dyn Strategy>> + Send>;
+pub type StrategyBuilder<C = NoCc> =
+    Box<dyn Fn(&StrategyName) -> Option<Box<dyn Strategy<C>>> + Send>;
 
-/// The built-in strategies: best-route (v5) and multicast (v4).
-pub fn builtin_factory(name: &StrategyName) -> Option<Box<dyn Strategy>> {
+/// The built-in strategies: best-route (v5) and multicast (v4), for any
+/// congestion-control extension.
+pub fn builtin_factory<C: CcHooks>(name: &StrategyName) -> Option<Box<dyn Strategy<C>>> {
     let base = name.unversioned();
     if base == StrategyName::best_route().0 {
         match name.version() {

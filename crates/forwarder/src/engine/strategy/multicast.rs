@@ -36,14 +36,14 @@ impl Default for Multicast {
     }
 }
 
-impl Strategy for Multicast {
+impl<C> Strategy<C> for Multicast {
     fn name(&self) -> &StrategyName {
         &self.name
     }
 
     fn after_receive_interest(
         &mut self,
-        ctx: &mut StrategyCtx<'_>,
+        ctx: &mut StrategyCtx<'_, C>,
         interest: &IncomingInterest,
         pit: &mut PitEntry,
         nexthops: &[NextHop],

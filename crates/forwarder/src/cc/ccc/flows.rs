@@ -1,4 +1,4 @@
-//! CCC inside the forwarder (Thibaud et al., ICC 2020, §IV), built from
+//! CCC flows of one node (Thibaud et al., ICC 2020, §IV), built from
 //! cc-core's [`CccFlow`] and [`CccSupervisor`] unchanged.
 //!
 //! A flow is (content prefix, downstream face): the Interests of one content
@@ -44,7 +44,7 @@ pub(crate) fn wire_to_ips(milli: u64) -> f64 {
 }
 
 /// CCC state of one node.
-pub(crate) struct CccNode {
+pub(crate) struct CccFlows {
     cfg: CccConfig,
     flows: HashMap<(u64, FaceId), Entry>,
     /// Supervisors of the faces with a capacity (Data leave by them).
@@ -70,9 +70,9 @@ pub(crate) struct Candidate {
     pub(crate) capacity_bps: Option<u64>,
 }
 
-impl CccNode {
+impl CccFlows {
     pub(crate) fn new(cfg: CccConfig) -> Self {
-        CccNode {
+        CccFlows {
             cfg,
             flows: HashMap::new(),
             supervisors: BTreeMap::new(),
@@ -367,7 +367,7 @@ mod tests {
 
     #[test]
     fn objective_is_split_equally_and_constraints_aggregate() {
-        let mut n = CccNode::new(CccConfig::default());
+        let mut n = CccFlows::new(CccConfig::default());
         let now = Timestamp::ZERO;
         let (_, hop_obj) = n
             .on_interest(now, 7, FaceId(1), Some(300.0), &cands())
@@ -384,7 +384,7 @@ mod tests {
     #[test]
     fn a_drop_cuts_the_constraint_of_the_supervised_face() {
         let cfg = CccConfig::default();
-        let mut n = CccNode::new(cfg);
+        let mut n = CccFlows::new(cfg);
         n.supervise_face(FaceId(1), 100_000_000);
         let only = [Candidate {
             face: FaceId(5),
@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn new_flows_on_a_supervised_face_start_at_an_equal_share() {
-        let mut n = CccNode::new(CccConfig::default());
+        let mut n = CccFlows::new(CccConfig::default());
         // 16.8 Mbit/s of 8400-byte Data: 250 Interests/s.
         n.supervise_face(FaceId(1), 16_800_000);
         let only = [Candidate {
@@ -430,7 +430,7 @@ mod tests {
 
     #[test]
     fn tables_are_bounded_and_idle_flows_expire() {
-        let mut n = CccNode::new(CccConfig::default());
+        let mut n = CccFlows::new(CccConfig::default());
         for p in 0..(MAX_FLOWS as u64 + 10) {
             n.on_interest(Timestamp::ZERO, p, FaceId(1), Some(1.0), &cands());
         }
@@ -451,7 +451,7 @@ mod tests {
                 1..300,
             )
         ) {
-            let mut n = CccNode::new(CccConfig::default());
+            let mut n = CccFlows::new(CccConfig::default());
             n.supervise_face(FaceId(1), 20_000_000);
             let mut now = Timestamp::ZERO;
             for (kind, prefix, down, value, dt_ms) in events {

@@ -1,0 +1,197 @@
+//! CCC (Thibaud et al., ICC 2020): pace objectives ride on Interests and
+//! are split over next hops (Algorithm 1); pace constraints ride on Data
+//! and aggregate back (Algorithm 2, eq. 9); every face with a capacity
+//! supervises its Data queue (Algorithms 3-6). The flow table is in
+//! [`flows`]; this module connects it to the engine's hooks and strategy.
+
+mod flows;
+
+pub(crate) use flows::{ips_to_wire, wire_to_ips};
+
+use cc_core::{Duration, Timestamp};
+use icn_tlv::CcFields;
+
+use super::config::CcConfig;
+use super::scheme::{Decide, FaceFacts, SchemePart};
+use crate::engine::{
+    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PitEntry, QueueView,
+};
+use flows::{Candidate, CccFlows};
+
+/// CCC on one node.
+pub(crate) struct Ccc {
+    /// Share of a face's capacity its supervisor hands out (η).
+    utilisation: f64,
+    /// Queue sojourn above which a Data counts as a congestion signal
+    /// besides drops (0: drops only, as in Algorithms 3-4).
+    congestion_sojourn_ms: u64,
+    pub(crate) flows: CccFlows,
+}
+
+impl Ccc {
+    pub(crate) fn new(cfg: &CcConfig) -> Self {
+        Ccc {
+            utilisation: cfg.ccc.utilisation,
+            congestion_sojourn_ms: cfg.ccc.congestion_sojourn_ms,
+            flows: CccFlows::new(cfg.ccc.core(cfg.period())),
+        }
+    }
+
+    /// Eq. 12's used bandwidth on a supervised face, bit/s.
+    pub(crate) fn used_bps(&self, face: FaceId) -> Option<u64> {
+        self.flows
+            .used_bps(face)
+            .filter(|_| self.flows.is_supervised(face))
+    }
+}
+
+impl SchemePart for Ccc {
+    fn face_removed(&mut self, face: FaceId) -> usize {
+        self.flows.face_removed(face);
+        0
+    }
+
+    fn capacity_changed(&mut self, _now: Timestamp, face: FaceId, facts: &FaceFacts) {
+        // CCC supervises the Data this node sends over the face.
+        let eta = self.utilisation;
+        self.flows.capacity_changed(
+            face,
+            facts.capacity_bps.map(|c| (c as f64 * eta) as u64),
+        );
+    }
+
+    fn data_dequeued(
+        &mut self,
+        _now: Timestamp,
+        face: FaceId,
+        pkt: &mut OutPacket,
+        sojourn: Duration,
+        view: &QueueView,
+    ) {
+        let sojourn_ms = self.congestion_sojourn_ms;
+        // At least one serialisation of this Data: on a link where one Data
+        // takes longer than the threshold (8 KB at 2 Mbit/s: 32 ms), the
+        // Data waiting behind the one in service was counted as congestion
+        // and every flow cut (envelope sweep: seconds of swing).
+        let threshold = cc_core::codel::link_target(
+            Duration::from_millis(sojourn_ms),
+            pkt.wire.len(),
+            view.capacity_bps,
+        );
+        if sojourn_ms > 0 && sojourn > threshold {
+            // Algorithm 4 with a queue-delay threshold (see CccParams).
+            self.flows.on_drop(face);
+        }
+    }
+
+    fn data_dropped(&mut self, _now: Timestamp, face: FaceId) {
+        self.flows.on_drop(face);
+    }
+
+    fn poll_timeout(&self) -> Option<Timestamp> {
+        self.flows.poll_timeout()
+    }
+
+    fn handle_timeout(&mut self, now: Timestamp) {
+        if self.flows.poll_timeout().is_some_and(|t| t <= now) {
+            self.flows.handle_timeout(now);
+        }
+    }
+
+    fn status(&self, face: FaceId, s: &mut CcFaceStatus) {
+        if let Some(used) = self.used_bps(face) {
+            s.target_rate_bps = Some(used);
+            s.flows = self.flows.flow_count(face) as u64;
+        }
+    }
+
+    /// Supervises the downstream face's Data queue if it has a capacity,
+    /// then Algorithms 1-2 (see [`CccFlows::on_interest`]).
+    fn on_interest(
+        &mut self,
+        d: &mut Decide<'_>,
+        facts: &FaceFacts,
+        interest: &IncomingInterest,
+        _pit: &mut PitEntry,
+        prefix: u64,
+        cands: &[FaceId],
+    ) {
+        let _ = facts;
+        let downstream = interest.face;
+        // Any face with a capacity is paced by the engine, so its Data queue
+        // is where this node's congestion shows, whatever its scope (a
+        // loopback UDP peer is a local-scope face with a real capacity).
+        if !self.flows.is_supervised(downstream) {
+            if let Some(c) = d
+                .faces
+                .face_info(downstream)
+                .and_then(|f| f.params.capacity_bps)
+                .filter(|c| *c > 0)
+            {
+                let share = (c as f64 * self.utilisation) as u64;
+                self.flows.supervise_face(downstream, share);
+            }
+        }
+        let with_caps: Vec<Candidate> = cands
+            .iter()
+            .map(|&face| Candidate {
+                face,
+                // The next hop's Data come back over this face.
+                capacity_bps: d
+                    .faces
+                    .face_info(face)
+                    .and_then(|f| f.params.data_in_capacity_bps())
+                    .filter(|c| *c > 0),
+            })
+            .collect();
+        let cc_in = d.lp.cc;
+        let objective = cc_in.pace_objective_milli_ips.map(wire_to_ips);
+        match self
+            .flows
+            .on_interest(d.now, prefix, downstream, objective, &with_caps)
+        {
+            Some((face, hop_objective)) => {
+                let mut cc = cc_in;
+                cc.pace_objective_milli_ips = Some(ips_to_wire(hop_objective));
+                d.push(Action::ForwardCc {
+                    face,
+                    cc: Box::new(cc),
+                });
+            }
+            // Flow table full: forward unchanged to the first hop.
+            None => d.push(Action::Forward { face: cands[0] }),
+        }
+    }
+
+    /// The upstream constraint updates each downstream's flow (Algorithm
+    /// 2, eq. 9) and each downstream gets its own flow's constraint.
+    fn on_data(
+        &mut self,
+        d: &mut Decide<'_>,
+        in_facts: Option<&FaceFacts>,
+        in_face: FaceId,
+        pit: &PitEntry,
+        prefix: u64,
+    ) {
+        let lp = d.lp;
+        let constraint = lp.cc.pace_constraint_milli_ips.map(wire_to_ips);
+        let up_bps = in_facts.and_then(|f| f.data_in_bps).filter(|c| *c > 0);
+        let downs: Vec<FaceId> = d.downstreams(in_face, pit).collect();
+        for down in downs {
+            let out = self.flows.on_data(
+                d.now, prefix, in_face, constraint, lp.bytes, down, up_bps,
+            );
+            match out {
+                Some(c) => {
+                    let mut cc: CcFields = lp.cc;
+                    cc.pace_constraint_milli_ips = Some(ips_to_wire(c));
+                    d.push(Action::SendDataCc {
+                        face: down,
+                        cc: Box::new(cc),
+                    });
+                }
+                None => d.push(Action::SendData { face: down }),
+            }
+        }
+    }
+}

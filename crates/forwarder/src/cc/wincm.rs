@@ -1,0 +1,132 @@
+//! WinCM (Wang et al., 2018): a multi-marking CoDel on every face's Data
+//! queue (each congested hop adds one to the mark), and a strategy that
+//! weighs next hops by their unsatisfied Interests (UIN/UIW, eq. 3).
+//! The UIN/UIW table is kept per content object (the name without its
+//! last component), not per FIB prefix: one table serves every prefix
+//! the strategy is set on.
+
+use std::collections::BTreeMap;
+
+use cc_core::wincm::{MultiMarkConfig, UiwConfig, UiwTable};
+use cc_core::{Duration, Timestamp};
+
+use super::config::CcConfig;
+use super::marking::{FaceMarker, MarkerLaw};
+use super::scheme::{Decide, FaceFacts, SchemePart};
+use crate::engine::{
+    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PacketKind, PitEntry, QueueView,
+};
+
+/// WinCM on one node.
+pub(crate) struct Wincm {
+    marking: MultiMarkConfig,
+    markers: BTreeMap<FaceId, FaceMarker>,
+    pub(crate) uiw: UiwTable,
+}
+
+impl Wincm {
+    pub(crate) fn new(cfg: &CcConfig, seed: u64) -> Self {
+        Wincm {
+            marking: MultiMarkConfig {
+                target: Duration::from_millis(cfg.wincm.target_ms),
+                interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
+            },
+            markers: BTreeMap::new(),
+            uiw: UiwTable::new(
+                UiwConfig {
+                    d: cfg.wincm.d,
+                    prefer_unsaturated: cfg.wincm.prefer_unsaturated,
+                    ..UiwConfig::default()
+                },
+                seed,
+            ),
+        }
+    }
+}
+
+impl SchemePart for Wincm {
+    fn face_added(&mut self, _now: Timestamp, face: FaceId, _facts: &FaceFacts) {
+        self.markers
+            .entry(face)
+            .or_insert_with(|| FaceMarker::new(MarkerLaw::MultiMark(self.marking)));
+    }
+
+    fn face_removed(&mut self, face: FaceId) -> usize {
+        self.markers.remove(&face);
+        0
+    }
+
+    fn data_dequeued(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        pkt: &mut OutPacket,
+        sojourn: Duration,
+        view: &QueueView,
+    ) {
+        if pkt.kind != PacketKind::Data {
+            return;
+        }
+        if let Some(m) = self.markers.get_mut(&face) {
+            // Multi-congestion marking: each congested hop adds one.
+            if m.on_dequeue(now, sojourn, pkt.wire.len(), view) {
+                pkt.congestion_mark = pkt.congestion_mark.saturating_add(1);
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Timestamp) {
+        self.markers.values_mut().for_each(FaceMarker::prune);
+    }
+
+    fn has_status_work(&self) -> bool {
+        !self.markers.is_empty()
+    }
+
+    fn status(&self, face: FaceId, s: &mut CcFaceStatus) {
+        if let Some(m) = self.markers.get(&face) {
+            m.add_status(s);
+        }
+    }
+
+    fn on_interest(
+        &mut self,
+        d: &mut Decide<'_>,
+        _facts: &FaceFacts,
+        interest: &IncomingInterest,
+        _pit: &mut PitEntry,
+        prefix: u64,
+        cands: &[FaceId],
+    ) {
+        let ids: Vec<u64> = cands.iter().map(|f| f.0).collect();
+        if let Some(f) = self
+            .uiw
+            .choose(d.now, prefix, &ids, Some(interest.face.0), d.rng)
+        {
+            d.push(Action::Forward { face: FaceId(f) });
+        }
+    }
+
+    fn on_data(
+        &mut self,
+        d: &mut Decide<'_>,
+        _in_facts: Option<&FaceFacts>,
+        in_face: FaceId,
+        pit: &PitEntry,
+        prefix: u64,
+    ) {
+        self.uiw
+            .on_data(d.now, prefix, in_face.0, d.lp.congestion_mark > 0);
+        d.send_data_to_downstreams(in_face, pit);
+    }
+
+    fn on_nack(&mut self, _d: &mut Decide<'_>, in_face: FaceId, _pit: &PitEntry, prefix: u64) {
+        self.uiw.on_unsatisfied(prefix, in_face.0);
+    }
+
+    fn on_timeout(&mut self, _now: Timestamp, pit: &PitEntry, prefix: u64) {
+        for o in pit.out_records.iter().filter(|o| o.nack.is_none()) {
+            self.uiw.on_unsatisfied(prefix, o.face.0);
+        }
+    }
+}
