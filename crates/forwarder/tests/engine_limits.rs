@@ -1,11 +1,8 @@
-//! Bounds, scope, fragmentation, management hand-off, pacing and hooks.
+//! Bounds, scope, fragmentation, management hand-off and pacing.
 
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
-use icn_forwarder::engine::{
-    DataAqm, DropReason, EngineConfig, EngineEvent, FaceParams, InterestShaper, OutPacket,
-    QueueView,
-};
+use icn_forwarder::engine::{DropReason, EngineConfig, EngineEvent, FaceParams};
 use icn_forwarder::testing::{data, interest, LinkParams, Network};
 use icn_tlv::{LpPacket, NackReason, Name};
 
@@ -257,44 +254,6 @@ fn a_late_shell_still_gets_the_capacity_out() {
     let measured = sent_bytes * 8;
     let err = (measured as f64 - rate_bps as f64).abs() / rate_bps as f64;
     assert!(err < 0.03, "{measured} bit/s vs {rate_bps}");
-}
-
-struct MarkAll;
-impl DataAqm for MarkAll {
-    fn on_dequeue(&mut self, _now: Timestamp, _sojourn: Duration, _q: &QueueView) -> bool {
-        true
-    }
-}
-
-struct HoldUntil(Timestamp);
-impl InterestShaper for HoldUntil {
-    fn release_time(&mut self, now: Timestamp, _pkt: &OutPacket, _q: &QueueView) -> Timestamp {
-        now.max(self.0)
-    }
-}
-
-#[test]
-fn aqm_hook_marks_data_and_shaper_hook_holds_interests() {
-    let mut net = Network::new(1);
-    let a = net.add_node(EngineConfig::default());
-    let c = net.add_consumer(a);
-    let (p, pf) = net.add_app(a, None);
-    net.node_mut(a).fib_add_nexthop(&name("/p"), pf, 0).unwrap();
-    net.node_mut(a)
-        .set_face_shaper(pf, Box::new(HoldUntil(Timestamp::from_millis(30))))
-        .unwrap();
-    let cf = net.app_face(c);
-    net.node_mut(a).set_face_aqm(cf, Box::new(MarkAll)).unwrap();
-    net.send(c, interest("/p/x", 1));
-    net.run_for(ms(29));
-    assert!(net.inbox(p).is_empty(), "held by the shaper");
-    assert_eq!(net.node(a).poll_timeout(), Some(Timestamp::from_millis(30)));
-    net.run_for(ms(2));
-    assert_eq!(net.inbox(p).len(), 1);
-    net.send(p, data("/p/x", b"x", None));
-    net.run_for(ms(1));
-    assert_eq!(net.inbox(c)[0].lp.congestion_mark, Some(1));
-    assert_eq!(net.node(a).face(cf).unwrap().counters.n_out_marked, 1);
 }
 
 #[test]

@@ -35,8 +35,6 @@ pub enum DropReason {
     NackOnMultiAccess,
     /// Egress queue at its packet or byte bound.
     QueueFull,
-    /// Dropped by the Data-queue AQM hook.
-    Aqm,
     /// Packet larger than the MTU and not fragmentable.
     TooLarge,
     /// Packet queued for a face that has since been removed.
@@ -67,7 +65,7 @@ pub enum DropReason {
 }
 
 /// Number of [`DropReason`] variants.
-pub const N_DROP_REASONS: usize = 29;
+pub const N_DROP_REASONS: usize = 28;
 
 impl DropReason {
     /// Every reason, in counter order.
@@ -87,7 +85,6 @@ impl DropReason {
         DropReason::UnmatchedNack,
         DropReason::NackOnMultiAccess,
         DropReason::QueueFull,
-        DropReason::Aqm,
         DropReason::TooLarge,
         DropReason::FaceGone,
         DropReason::Idle,
@@ -121,7 +118,6 @@ impl DropReason {
             DropReason::UnmatchedNack => "unmatched-nack",
             DropReason::NackOnMultiAccess => "nack-on-multi-access",
             DropReason::QueueFull => "queue-full",
-            DropReason::Aqm => "aqm",
             DropReason::TooLarge => "too-large",
             DropReason::FaceGone => "face-gone",
             DropReason::Idle => "idle",

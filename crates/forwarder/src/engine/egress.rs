@@ -65,7 +65,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         };
         let res = if kind == PacketKind::Interest {
             match self.cc.admit_interest(now, face, pkt, &view) {
-                InterestAdmission::Fifo(pkt) => f.queues.enqueue(now, pkt, &mut view),
+                InterestAdmission::Fifo(pkt) => f.queues.enqueue(pkt, &mut view),
                 InterestAdmission::Queued => {
                     f.queues.hook_queued += 1;
                     f.queues.hook_hold_until = now;
@@ -82,7 +82,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 }
             }
         } else {
-            let r = f.queues.enqueue(now, pkt, &mut view);
+            let r = f.queues.enqueue(pkt, &mut view);
             if r.is_err() {
                 self.cc.data_dropped(now, face);
             }

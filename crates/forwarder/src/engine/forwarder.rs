@@ -35,7 +35,7 @@ use super::hash::SeededState;
 use super::name_table::{PrefixTable, TableInsertError};
 use super::observe::CcStamps;
 use super::pit::Pit;
-use super::queue::{DataAqm, EgressQueues, InterestShaper};
+use super::queue::EgressQueues;
 use super::strategy::{
     builtin_factory, Action, FaceLookup, Strategy, StrategyBuilder, StrategyFactory, StrategyName,
 };
@@ -301,32 +301,6 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// The congestion-control extension, mutable.
     pub fn cc_hooks_mut(&mut self) -> &mut C {
         &mut self.cc
-    }
-
-    /// Attaches an Interest shaper/scheduler to a face.
-    pub fn set_face_shaper(
-        &mut self,
-        face: FaceId,
-        shaper: Box<dyn InterestShaper>,
-    ) -> Result<(), EngineError> {
-        let f = self
-            .faces
-            .0
-            .get_mut(&face)
-            .ok_or(EngineError::UnknownFace(face))?;
-        f.queues.shaper = shaper;
-        Ok(())
-    }
-
-    /// Attaches a Data-queue AQM to a face.
-    pub fn set_face_aqm(&mut self, face: FaceId, aqm: Box<dyn DataAqm>) -> Result<(), EngineError> {
-        let f = self
-            .faces
-            .0
-            .get_mut(&face)
-            .ok_or(EngineError::UnknownFace(face))?;
-        f.queues.aqm = aqm;
-        Ok(())
     }
 
     // ----- FIB -----

@@ -41,7 +41,7 @@ pub use multicast_hook::{
 pub use observe::{CcStamps, CsStats, StampRange, StampWindow, STAMP_WINDOW};
 pub use pit::{InRecord, OutRecord, PitEntry};
 pub use queue::{
-    AqmVerdict, DataAqm, DataFlow, InterestShaper, OutPacket, PacketKind, QueueLimits, QueueView,
+    DataFlow, OutPacket, PacketKind, QueueLimits, QueueView,
     SojournStats,
 };
 pub use strategy::{

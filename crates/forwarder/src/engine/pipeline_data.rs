@@ -24,7 +24,6 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             match self.faces.0.get_mut(&face) {
                 Some(f) => {
                     f.info.counters.n_in_data += 1;
-                    f.queues.shaper.on_data_received(now, lp.encoded_len());
                     f.info.params.is_local()
                 }
                 None => return,

@@ -1,5 +1,6 @@
-//! Per-face egress queues and the hook points where an Interest shaper /
-//! scheduler and a Data-queue AQM attach.
+//! Per-face egress queues. The congestion-control extension may own a
+//! face's Interest queue (`CcHooks::admit_interest`) and marks or rewrites
+//! each Data as it leaves (`CcHooks::data_dequeued`).
 //!
 //! Each face has an Interest queue and a Data queue (Data and Nacks, the
 //! packets AQM schemes such as PCON mark). Data carrying a delay-sensitive
@@ -148,63 +149,6 @@ fn outer_value(buf: &[u8]) -> Option<&[u8]> {
     buf.get(start..start.checked_add(usize::try_from(len).ok()?)?)
 }
 
-/// Per-face Interest shaper/scheduler hook (WinCM, PCON, QSCCP later).
-///
-/// The default releases every Interest at once.
-pub trait InterestShaper: Send {
-    /// Earliest time the head-of-line Interest may leave. Returning a time
-    /// after `now` holds the Interest queue until then (the engine reports it
-    /// through `poll_timeout`).
-    fn release_time(&mut self, now: Timestamp, pkt: &OutPacket, queue: &QueueView) -> Timestamp {
-        let _ = (pkt, queue);
-        now
-    }
-    /// Called when an Interest of `bytes` leaves the face.
-    fn on_interest_sent(&mut self, now: Timestamp, bytes: usize, queue: &QueueView) {
-        let _ = (now, bytes, queue);
-    }
-    /// Called when Data of `bytes` is received on the face (shapers that
-    /// size Interests by returning Data use it).
-    fn on_data_received(&mut self, now: Timestamp, bytes: usize) {
-        let _ = (now, bytes);
-    }
-}
-
-/// Verdict of the AQM at enqueue time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AqmVerdict {
-    /// Queue the packet.
-    Enqueue,
-    /// Drop it (counted as [`DropReason::Aqm`]).
-    Drop,
-}
-
-/// Data-queue active queue management hook (CoDel marking as in PCON).
-///
-/// The default never drops and never marks.
-pub trait DataAqm: Send {
-    /// Called before a Data/Nack enters the queue.
-    fn on_enqueue(&mut self, now: Timestamp, pkt: &OutPacket, queue: &QueueView) -> AqmVerdict {
-        let _ = (now, pkt, queue);
-        AqmVerdict::Enqueue
-    }
-    /// Called as a Data/Nack leaves; return `true` to set CongestionMark=1.
-    fn on_dequeue(&mut self, now: Timestamp, sojourn: Duration, queue: &QueueView) -> bool {
-        let _ = (now, sojourn, queue);
-        false
-    }
-}
-
-/// The no-op shaper.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoShaper;
-impl InterestShaper for NoShaper {}
-
-/// The no-op AQM.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoAqm;
-impl DataAqm for NoAqm {}
-
 /// Bounds of one face's queues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueLimits {
@@ -235,16 +179,12 @@ pub struct EgressQueues {
     limits: QueueLimits,
     /// Serve the Data queue next when both are eligible.
     data_turn: bool,
-    /// Shaper-imposed hold on the Interest queue.
-    pub(crate) interest_hold_until: Timestamp,
     /// Interests held by the CC hook for this face.
     pub(crate) hook_queued: usize,
     /// Earliest time the CC hook may release one.
     pub(crate) hook_hold_until: Timestamp,
     /// Queueing-delay statistics of packets leaving this face.
     pub(crate) sojourn: SojournStats,
-    pub(crate) shaper: Box<dyn InterestShaper>,
-    pub(crate) aqm: Box<dyn DataAqm>,
 }
 
 impl core::fmt::Debug for EgressQueues {
@@ -271,12 +211,9 @@ impl EgressQueues {
             data_priority: VecDeque::new(),
             limits,
             data_turn: true,
-            interest_hold_until: Timestamp::ZERO,
             hook_queued: 0,
             hook_hold_until: Timestamp::ZERO,
             sojourn: SojournStats::default(),
-            shaper: Box::new(NoShaper),
-            aqm: Box::new(NoAqm),
         }
     }
 
@@ -292,7 +229,6 @@ impl EgressQueues {
     /// Queues a packet, or says why it was refused.
     pub fn enqueue(
         &mut self,
-        now: Timestamp,
         pkt: OutPacket,
         view: &mut QueueView,
     ) -> Result<(), DropReason> {
@@ -315,9 +251,6 @@ impl EgressQueues {
                 {
                     return Err(DropReason::QueueFull);
                 }
-                if self.aqm.on_enqueue(now, &pkt, view) == AqmVerdict::Drop {
-                    return Err(DropReason::Aqm);
-                }
                 let stats = &mut view.stats;
                 stats.data_packets += 1;
                 stats.data_bytes += len;
@@ -336,7 +269,7 @@ impl EgressQueues {
         if self.has_data() {
             return Some(Timestamp::ZERO);
         }
-        let fifo = (!self.interests.is_empty()).then_some(self.interest_hold_until);
+        let fifo = (!self.interests.is_empty()).then_some(Timestamp::ZERO);
         let hook = (self.hook_queued > 0).then_some(self.hook_hold_until);
         match (fifo, hook) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -346,7 +279,7 @@ impl EgressQueues {
 
     /// Takes the next packet to send at `now` (round robin between the
     /// Interest side, i.e. the FIFO or the CC hook's queue, and the Data
-    /// queue), consulting shaper, AQM and the CC hook.
+    /// queue); the CC hook marks or rewrites each Data as it leaves.
     pub fn dequeue(
         &mut self,
         now: Timestamp,
@@ -373,37 +306,22 @@ impl EgressQueues {
         view.stats.data_bytes -= pkt.wire.len();
         let sojourn = now.saturating_since(pkt.enqueued_at);
         self.sojourn.record(sojourn);
-        if self.aqm.on_dequeue(now, sojourn, view) {
-            pkt.congestion_mark = pkt.congestion_mark.max(1);
-        }
         hooks.data_dequeued(now, view.face, &mut pkt, sojourn, view);
         Some(pkt)
     }
 
-    /// The next Interest from the FIFO (shaper permitting) or the hook.
+    /// The next Interest from the FIFO or the hook.
     fn take_interest(
         &mut self,
         now: Timestamp,
         view: &mut QueueView,
         hooks: &mut dyn CcHooks,
     ) -> Option<OutPacket> {
-        if !self.interests.is_empty() && self.interest_hold_until <= now {
-            let mut ok = true;
-            if let Some(head) = self.interests.front() {
-                let t = self.shaper.release_time(now, head, view);
-                if t > now {
-                    self.interest_hold_until = t;
-                    ok = false;
-                }
-            }
-            if ok {
-                let pkt = self.interests.pop_front()?;
-                view.stats.interest_packets -= 1;
-                view.stats.interest_bytes -= pkt.wire.len();
-                self.shaper.on_interest_sent(now, pkt.wire.len(), view);
-                self.sojourn.record(now.saturating_since(pkt.enqueued_at));
-                return Some(pkt);
-            }
+        if let Some(pkt) = self.interests.pop_front() {
+            view.stats.interest_packets -= 1;
+            view.stats.interest_bytes -= pkt.wire.len();
+            self.sojourn.record(now.saturating_since(pkt.enqueued_at));
+            return Some(pkt);
         }
         if self.hook_queued == 0 || self.hook_hold_until > now {
             return None;
@@ -412,7 +330,6 @@ impl EgressQueues {
             HookDequeue::Item(pkt) => {
                 self.hook_queued = self.hook_queued.saturating_sub(1);
                 self.sojourn.record(now.saturating_since(pkt.enqueued_at));
-                self.shaper.on_interest_sent(now, pkt.wire.len(), view);
                 Some(pkt)
             }
             HookDequeue::NotBefore(t) => {
@@ -553,19 +470,19 @@ mod tests {
         );
         let mut v = view();
         let t = Timestamp::ZERO;
-        q.enqueue(t, data(1, Some(ServiceClass::Be)), &mut v)
+        q.enqueue(data(1, Some(ServiceClass::Be)), &mut v)
             .unwrap();
-        q.enqueue(t, data(2, None), &mut v).unwrap();
-        q.enqueue(t, data(3, Some(ServiceClass::Af2)), &mut v)
+        q.enqueue(data(2, None), &mut v).unwrap();
+        q.enqueue(data(3, Some(ServiceClass::Af2)), &mut v)
             .unwrap();
-        q.enqueue(t, data(4, Some(ServiceClass::Ef)), &mut v)
+        q.enqueue(data(4, Some(ServiceClass::Ef)), &mut v)
             .unwrap();
-        q.enqueue(t, data(5, Some(ServiceClass::Cs7)), &mut v)
+        q.enqueue(data(5, Some(ServiceClass::Cs7)), &mut v)
             .unwrap();
-        q.enqueue(t, data(6, Some(ServiceClass::Be)), &mut v)
+        q.enqueue(data(6, Some(ServiceClass::Be)), &mut v)
             .unwrap();
         assert_eq!(
-            q.enqueue(t, data(7, Some(ServiceClass::Ef)), &mut v),
+            q.enqueue(data(7, Some(ServiceClass::Ef)), &mut v),
             Err(DropReason::QueueFull)
         );
         assert_eq!(v.stats.data_packets, 6);

@@ -103,7 +103,7 @@ pub fn data_drops(net: &Network, nodes: &[NodeId]) -> u64 {
         .iter()
         .map(|n| {
             let d = net.node(*n).counters().drops;
-            d.get(DropReason::QueueFull) + d.get(DropReason::Aqm)
+            d.get(DropReason::QueueFull)
         })
         .sum()
 }

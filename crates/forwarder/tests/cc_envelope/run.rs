@@ -292,7 +292,7 @@ fn congestion_drops(net: &Network) -> u64 {
     (0..net.node_count())
         .map(|n| {
             let d = net.node(NodeId(n)).counters().drops;
-            d.get(DropReason::QueueFull) + d.get(DropReason::Aqm)
+            d.get(DropReason::QueueFull)
         })
         .sum()
 }

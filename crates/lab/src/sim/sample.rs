@@ -30,7 +30,7 @@ pub(super) struct LinkSample {
 /// Congestion drops (queue full, AQM) of one node so far.
 pub(super) fn congestion_drops(net: &Network, n: NodeId) -> u64 {
     let d = net.node(n).counters().drops;
-    d.get(DropReason::QueueFull) + d.get(DropReason::Aqm)
+    d.get(DropReason::QueueFull)
 }
 
 /// Samples every measured link of `sc`.
