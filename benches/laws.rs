@@ -12,7 +12,8 @@
 //!   `Box<dyn ConsumerLaw>` (the same law behind a vtable).
 
 use cc_core::ccc::{CccConfig, CccFlow};
-use cc_core::mircc::{path, MirccConfig, MirccLink, MirccRate, ShaperConfig, TrafficClass};
+use cc_core::mircc::{path, MirccConfig, MirccRate, TrafficClass};
+use cc_core::rate_link::{RateLink, RateLinkConfig};
 use cc_core::rcp::{LinkRateLaw, RcpConfig, RcpLink};
 use cc_core::{
     AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, DataFeedback, Duration, LawKind, Timestamp,
@@ -21,8 +22,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use rand::{rngs::SmallRng, SeedableRng};
 
 fn mircc(c: &mut Criterion) {
-    let mut link: MirccLink<u64> =
-        MirccLink::new(MirccConfig::default(), ShaperConfig::default(), 1e9);
+    let mut link: RateLink<u64> = RateLink::new(LawKind::Mircc, &RateLinkConfig::default(), 1e9);
     link.handle_timeout(Timestamp::ZERO);
     let mut n = 0u64;
     c.bench_function("mircc/stamp", |b| {
@@ -30,13 +30,12 @@ fn mircc(c: &mut Criterion) {
             n += 1;
             let now = Timestamp::from_nanos(n * 1000);
             link.on_data(now, 1100, Some(Duration::from_micros(20_000 + n % 977)));
-            let (rp, rs) = link.stamp(black_box(Some(5e8)), black_box(Some(1e8)));
+            let r = link.stamp(black_box(Some(5e8)), black_box(Some(1e8)));
             let pid = path::fold_path_id(black_box(n), 7, 3);
-            black_box((rp, rs, pid))
+            black_box((r, pid))
         })
     });
-    let mut link: MirccLink<u64> =
-        MirccLink::new(MirccConfig::default(), ShaperConfig::default(), 1e9);
+    let mut link: RateLink<u64> = RateLink::new(LawKind::Mircc, &RateLinkConfig::default(), 1e9);
     let mut n = 0u64;
     c.bench_function("mircc/interest", |b| {
         b.iter(|| {

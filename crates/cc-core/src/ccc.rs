@@ -75,6 +75,16 @@ pub struct CccConfig {
     /// waiting for retransmissions (pace near 0) would otherwise starve it:
     /// a flow told "0" sends nothing, stays inactive and is never raised.
     pub reduction_floor_share: f64,
+    /// Share η of an interface's capacity its supervisor hands out. The
+    /// paper shares C (1.0); with η = 1 the constraints can add up to
+    /// exactly C, and a queue a burst built never drains (icnfwd: 0.95).
+    pub utilisation: f64,
+    /// Algorithm 4's congestion test besides drops: a Data that waited
+    /// longer than this in the interface's queue (at least one Data
+    /// serialisation, [`crate::codel::link_target`]). Zero is the paper's
+    /// reading, drops only: with a deep buffer the queue then has to fill
+    /// before anything is cut, and the drops stall consumers for an RTO.
+    pub congestion_sojourn: Duration,
 }
 
 /// Readings of Algorithm 6 (pace augmentation).
@@ -109,6 +119,8 @@ impl Default for CccConfig {
             max_next_hops: 16,
             augmentation: Augmentation::SpareShare,
             reduction_floor_share: 0.5,
+            utilisation: 1.0,
+            congestion_sojourn: Duration::ZERO,
         }
     }
 }
@@ -442,11 +454,12 @@ pub struct CccSupervisor {
 }
 
 impl CccSupervisor {
-    /// Supervises an interface of `capacity_bps`.
+    /// Supervises an interface of `capacity_bps`, sharing η of it
+    /// ([`CccConfig::utilisation`], whole bit/s).
     pub fn new(cfg: CccConfig, capacity_bps: f64) -> Self {
         CccSupervisor {
             cfg,
-            capacity_bps: sanitize(capacity_bps),
+            capacity_bps: sanitize((sanitize(capacity_bps) * cfg.utilisation).floor()),
             drops: 0,
             last_run: None,
         }
@@ -455,6 +468,30 @@ impl CccSupervisor {
     /// The emission queue dropped a packet (Algorithm 4 input).
     pub fn on_drop(&mut self) {
         self.drops = self.drops.saturating_add(1);
+    }
+
+    /// A Data of `data_bytes` left the interface's queue after `sojourn`
+    /// on a link of `link_capacity_bps`: a congestion signal like a drop
+    /// when it waited longer than [`CccConfig::congestion_sojourn`] and at
+    /// least one Data serialisation (on a link where one Data takes longer
+    /// than the threshold, 8 KB at 2 Mbit/s: 32 ms, the Data waiting behind
+    /// the one in service was counted as congestion and every flow cut).
+    /// Returns whether it counted.
+    pub fn on_data_dequeued(
+        &mut self,
+        sojourn: Duration,
+        data_bytes: usize,
+        link_capacity_bps: Option<u64>,
+    ) -> bool {
+        let t = self.cfg.congestion_sojourn;
+        if t == Duration::ZERO {
+            return false;
+        }
+        let congested = sojourn > crate::codel::link_target(t, data_bytes, link_capacity_bps);
+        if congested {
+            self.on_drop();
+        }
+        congested
     }
 
     /// A flow starts leaving by this interface, next to `flows_before`

@@ -10,6 +10,7 @@ pub mod time;
 // Rate-based laws and their simulator.
 pub mod ccc;
 pub mod mircc;
+pub mod rate_link;
 pub mod rcp;
 pub mod sim;
 pub mod srmcc;

@@ -1,11 +1,11 @@
 //! Invariants of the explicit-rate laws on random event sequences.
 
 use cc_core::mircc::{
-    InterestShaper, MirccConfig, MirccConsumer, MirccConsumerConfig, MirccLink, ShaperConfig,
-    ShaperVerdict, TrafficClass,
+    InterestShaper, MirccConsumer, MirccConsumerConfig, ShaperConfig, ShaperVerdict, TrafficClass,
 };
+use cc_core::rate_link::{RateLink, RateLinkConfig};
 use cc_core::rcp::{LinkRateLaw, RateConsumer, RateConsumerConfig, RcpConfig, RcpLink};
-use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, SendLimit, Timestamp};
+use cc_core::{ConsumerLaw, DataFeedback, Duration, LawKind, NackFeedback, SendLimit, Timestamp};
 use proptest::prelude::*;
 use rand::{rngs::StdRng, SeedableRng};
 
@@ -20,7 +20,7 @@ proptest! {
         steps in prop::collection::vec((0u64..300, any::<u32>(), any::<u32>(), any::<u32>(), 0u64..1000), 1..150)
     ) {
         let mut rcp = RcpLink::new(RcpConfig::default(), cap);
-        let mut m: MirccLink<u32> = MirccLink::new(MirccConfig::default(), ShaperConfig::default(), cap);
+        let mut m: RateLink<u32> = RateLink::new(LawKind::Mircc, &RateLinkConfig::default(), cap);
         let mut now = Timestamp::ZERO;
         for (dt, p, s, q, rtt) in steps {
             now += Duration::from_millis(dt);
@@ -34,8 +34,8 @@ proptest! {
                 }
             }
             m.on_data(now, q % 9000, Some(Duration::from_millis(rtt)));
-            if let Some((rp, rs)) = m.handle_timeout(now) {
-                for x in [rp, rs] {
+            if let Some(u) = m.handle_timeout(now) {
+                for x in [u.rates.primary_bps, u.rates.secondary_bps.unwrap_or(0.0)] {
                     prop_assert!(finite_nonneg(x) && x >= 10_000.0 && x <= (0.95 * cap).max(10_000.0));
                 }
             }

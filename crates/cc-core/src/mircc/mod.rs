@@ -15,8 +15,9 @@
 //!   the returning Data fits the link, queues the excess up to a bound, Nacks
 //!   what it cannot queue, and evicts queued secondary Interests to admit
 //!   primary ones (§4.2).
-//! * [`MirccLink`]: the three above plus the smoothed RTT and the per-period
-//!   input counters, as a forwarder embeds them per outgoing link.
+//! * [`crate::rate_link::RateLink`] (outside this module, shared with RCP):
+//!   the three above plus the smoothed RTT and the per-period input
+//!   counters, as icnfwd embeds them per outgoing link.
 //! * [`path`]: path-id hashing per hop (§4.3.1), random-value steering hints
 //!   (§4.3.2) and the bandwidth-weighted choice for hint-less Interests
 //!   (§4.3.3).
@@ -47,13 +48,11 @@
 //!   8 KB Data); only the 3% hint-less choice is random.
 
 mod consumer;
-mod link;
 pub mod path;
 mod rate;
 mod shaper;
 
 pub use consumer::{InterestPlan, MirccConsumer, MirccConsumerConfig, PathRates};
-pub use link::MirccLink;
 pub use rate::{Inflation, MirccConfig, MirccRate};
 pub use shaper::{InterestShaper, ShaperConfig, ShaperCounters, ShaperVerdict};
 

@@ -4,6 +4,7 @@
 
 use cc_core::ccc::{Augmentation, CccConfig};
 use cc_core::Duration;
+use cc_core::LawKind;
 use serde::Deserialize;
 
 /// Which congestion-control scheme the forwarder runs by default.
@@ -38,17 +39,31 @@ impl CcScheme {
         CcScheme::Qsccp,
     ];
 
-    /// The config/CLI name.
-    pub fn name(self) -> &'static str {
+    /// The consumer law of the same scheme: the one list of scheme names
+    /// is cc-core's [`LawKind`]; `CcScheme` is its part that has forwarder
+    /// machinery (the consumer-only laws fixed, aimd and cubic have none).
+    pub const fn law_kind(self) -> LawKind {
         match self {
-            CcScheme::None => "none",
-            CcScheme::Pcon => "pcon",
-            CcScheme::Rcp => "rcp",
-            CcScheme::Mircc => "mircc",
-            CcScheme::Ccc => "ccc",
-            CcScheme::Wincm => "wincm",
-            CcScheme::Qsccp => "qsccp",
+            CcScheme::None => LawKind::None,
+            CcScheme::Pcon => LawKind::Pcon,
+            CcScheme::Rcp => LawKind::Rcp,
+            CcScheme::Mircc => LawKind::Mircc,
+            CcScheme::Ccc => LawKind::Ccc,
+            CcScheme::Wincm => LawKind::Wincm,
+            CcScheme::Qsccp => LawKind::Qsccp,
         }
+    }
+
+    /// The forwarder scheme of a law, None for consumer-only laws.
+    pub fn from_law_kind(kind: LawKind) -> Option<CcScheme> {
+        core::iter::once(CcScheme::None)
+            .chain(CcScheme::ALL)
+            .find(|s| s.law_kind() == kind)
+    }
+
+    /// The config/CLI name ([`LawKind::name`]).
+    pub const fn name(self) -> &'static str {
+        self.law_kind().name()
     }
 
     /// Bit in the enabled-schemes mask.
@@ -400,6 +415,8 @@ impl CccParams {
             reduction_factor: self.reduction,
             initial_data_size_bytes: f64::from(self.default_data_size_bytes.max(1)),
             augmentation: self.augmentation,
+            utilisation: self.utilisation,
+            congestion_sojourn: Duration::from_millis(self.congestion_sojourn_ms),
             ..CccConfig::default()
         }
     }
@@ -421,6 +438,25 @@ impl Default for CccParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every law with forwarder machinery has a scheme of the same name,
+    /// and the serde names are cc-core's.
+    #[test]
+    fn schemes_are_the_laws_with_forwarder_machinery() {
+        for kind in LawKind::ALL {
+            let consumer_only = matches!(kind, LawKind::Fixed | LawKind::Aimd | LawKind::Cubic);
+            match CcScheme::from_law_kind(kind) {
+                Some(s) => {
+                    assert!(!consumer_only, "{kind}");
+                    assert_eq!(s.name(), kind.name());
+                    let parsed: CcConfig =
+                        toml::from_str(&format!("scheme = \"{}\"", kind.name())).unwrap();
+                    assert_eq!(parsed.scheme, s);
+                }
+                None => assert!(consumer_only, "{kind} has no forwarder scheme"),
+            }
+        }
+    }
 
     #[test]
     fn parses_the_documented_keys_and_rejects_unknown_ones() {

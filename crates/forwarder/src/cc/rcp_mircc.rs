@@ -46,20 +46,20 @@ impl RateScheme {
     }
 
     /// Builds the face's law once it has a capacity to book.
-    fn ensure(&mut self, now: Timestamp, face: FaceId, facts: &FaceFacts) -> Option<&mut RateFace> {
+    fn ensure(&mut self, face: FaceId, facts: &FaceFacts) -> Option<&mut RateFace> {
         let c = facts.shaped_capacity_bps();
         if !self.faces.contains_key(&face) {
             let c = c?;
             self.faces
-                .insert(face, RateFace::new(self.kind, &self.cfg, c as f64, now));
+                .insert(face, RateFace::new(self.kind, &self.cfg, c as f64));
         }
         self.faces.get_mut(&face)
     }
 }
 
 impl SchemePart for RateScheme {
-    fn face_added(&mut self, now: Timestamp, face: FaceId, facts: &FaceFacts) {
-        self.ensure(now, face, facts);
+    fn face_added(&mut self, _now: Timestamp, face: FaceId, facts: &FaceFacts) {
+        self.ensure(face, facts);
     }
 
     fn face_removed(&mut self, face: FaceId) -> usize {
@@ -79,7 +79,7 @@ impl SchemePart for RateScheme {
         pkt: OutPacket,
         facts: &FaceFacts,
     ) -> Result<InterestAdmission, OutPacket> {
-        match self.ensure(now, face, facts) {
+        match self.ensure(face, facts) {
             Some(r) => Ok(r.admit(now, pkt)),
             None => Err(pkt),
         }

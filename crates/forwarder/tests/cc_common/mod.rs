@@ -53,15 +53,7 @@ pub fn engine(scheme: CcScheme) -> RouterConfig {
 pub fn law(scheme: CcScheme, none_window: f64) -> AnyConsumerLaw {
     let mut cfg = ConsumerLawConfig::default();
     cfg.none.window_interests = none_window;
-    let kind = match scheme {
-        CcScheme::None => LawKind::None,
-        CcScheme::Pcon => LawKind::Pcon,
-        CcScheme::Rcp => LawKind::Rcp,
-        CcScheme::Mircc => LawKind::Mircc,
-        CcScheme::Ccc => LawKind::Ccc,
-        CcScheme::Wincm => LawKind::Wincm,
-        CcScheme::Qsccp => LawKind::Qsccp,
-    };
+    let kind = scheme.law_kind();
     AnyConsumerLaw::new(kind, &cfg)
 }
 

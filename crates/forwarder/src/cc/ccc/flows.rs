@@ -82,13 +82,14 @@ impl CccFlows {
     }
 
     /// Supervises `face`'s Data queue from now on (idempotent), sharing
-    /// `capacity_bps` among its flows.
+    /// η of the link's `capacity_bps` among its flows.
     pub(crate) fn supervise_face(&mut self, face: FaceId, capacity_bps: u64) {
         let cfg = self.cfg;
-        self.capacities.insert(face, capacity_bps);
-        self.supervisors
+        let sup = self
+            .supervisors
             .entry(face)
             .or_insert_with(|| CccSupervisor::new(cfg, capacity_bps as f64));
+        self.capacities.insert(face, sup.capacity_bps() as u64);
     }
 
     pub(crate) fn is_supervised(&self, face: FaceId) -> bool {
@@ -106,13 +107,13 @@ impl CccFlows {
         }
     }
 
-    /// A new capacity for `face`'s supervisor.
+    /// A new link capacity for `face`'s supervisor.
     pub(crate) fn capacity_changed(&mut self, face: FaceId, capacity_bps: Option<u64>) {
         match capacity_bps.filter(|c| *c > 0) {
             Some(c) if self.supervisors.contains_key(&face) => {
-                self.capacities.insert(face, c);
-                self.supervisors
-                    .insert(face, CccSupervisor::new(self.cfg, c as f64));
+                let sup = CccSupervisor::new(self.cfg, c as f64);
+                self.capacities.insert(face, sup.capacity_bps() as u64);
+                self.supervisors.insert(face, sup);
             }
             None => {
                 self.supervisors.remove(&face);
@@ -126,6 +127,20 @@ impl CccFlows {
     pub(crate) fn on_drop(&mut self, face: FaceId) {
         if let Some(s) = self.supervisors.get_mut(&face) {
             s.on_drop();
+        }
+    }
+
+    /// A Data/Nack of `bytes` left `face` after `sojourn` (the
+    /// supervisor's queue-delay signal, [`CccSupervisor::on_data_dequeued`]).
+    pub(crate) fn on_data_dequeued(
+        &mut self,
+        face: FaceId,
+        sojourn: cc_core::Duration,
+        bytes: usize,
+        link_capacity_bps: Option<u64>,
+    ) {
+        if let Some(s) = self.supervisors.get_mut(&face) {
+            s.on_data_dequeued(sojourn, bytes, link_capacity_bps);
         }
     }
 

@@ -20,19 +20,12 @@ use flows::{Candidate, CccFlows};
 
 /// CCC on one node.
 pub(crate) struct Ccc {
-    /// Share of a face's capacity its supervisor hands out (η).
-    utilisation: f64,
-    /// Queue sojourn above which a Data counts as a congestion signal
-    /// besides drops (0: drops only, as in Algorithms 3-4).
-    congestion_sojourn_ms: u64,
     pub(crate) flows: CccFlows,
 }
 
 impl Ccc {
     pub(crate) fn new(cfg: &CcConfig) -> Self {
         Ccc {
-            utilisation: cfg.ccc.utilisation,
-            congestion_sojourn_ms: cfg.ccc.congestion_sojourn_ms,
             flows: CccFlows::new(cfg.ccc.core(cfg.period())),
         }
     }
@@ -53,11 +46,7 @@ impl SchemePart for Ccc {
 
     fn capacity_changed(&mut self, _now: Timestamp, face: FaceId, facts: &FaceFacts) {
         // CCC supervises the Data this node sends over the face.
-        let eta = self.utilisation;
-        self.flows.capacity_changed(
-            face,
-            facts.capacity_bps.map(|c| (c as f64 * eta) as u64),
-        );
+        self.flows.capacity_changed(face, facts.capacity_bps);
     }
 
     fn data_dequeued(
@@ -68,20 +57,8 @@ impl SchemePart for Ccc {
         sojourn: Duration,
         view: &QueueView,
     ) {
-        let sojourn_ms = self.congestion_sojourn_ms;
-        // At least one serialisation of this Data: on a link where one Data
-        // takes longer than the threshold (8 KB at 2 Mbit/s: 32 ms), the
-        // Data waiting behind the one in service was counted as congestion
-        // and every flow cut (envelope sweep: seconds of swing).
-        let threshold = cc_core::codel::link_target(
-            Duration::from_millis(sojourn_ms),
-            pkt.wire.len(),
-            view.capacity_bps,
-        );
-        if sojourn_ms > 0 && sojourn > threshold {
-            // Algorithm 4 with a queue-delay threshold (see CccParams).
-            self.flows.on_drop(face);
-        }
+        self.flows
+            .on_data_dequeued(face, sojourn, pkt.wire.len(), view.capacity_bps);
     }
 
     fn data_dropped(&mut self, _now: Timestamp, face: FaceId) {
@@ -128,8 +105,7 @@ impl SchemePart for Ccc {
                 .and_then(|f| f.params.capacity_bps)
                 .filter(|c| *c > 0)
             {
-                let share = (c as f64 * self.utilisation) as u64;
-                self.flows.supervise_face(downstream, share);
+                self.flows.supervise_face(downstream, c);
             }
         }
         let with_caps: Vec<Candidate> = cands
