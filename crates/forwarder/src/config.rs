@@ -54,7 +54,7 @@ pub struct Config {
     pub strategy: Vec<StrategyConfig>,
     pub cc: CcConfig,
     /// SRMCC multicast groups (tree-node defaults); not the UDP `[multicast]` face.
-    pub multicast_groups: McastConfig,
+    pub multicast_groups: GroupsConfig,
     /// The optional Prometheus endpoint.
     pub metrics: crate::daemon::metrics::MetricsConfig,
     /// Management from non-local faces.
@@ -77,7 +77,7 @@ impl Default for Config {
             route: Vec::new(),
             strategy: Vec::new(),
             cc: CcConfig::default(),
-            multicast_groups: McastConfig::default(),
+            multicast_groups: GroupsConfig::default(),
             metrics: Default::default(),
             mgmt: Default::default(),
             limits: Default::default(),
@@ -252,7 +252,7 @@ pub struct StrategyConfig {
 }
 
 pub use crate::cc::{CcConfig, CcScheme};
-pub use crate::mcast::McastConfig;
+pub use crate::groups::GroupsConfig;
 
 /// A validated route.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! - [`cc`]: congestion-control schemes wired into the engine through cc-core.
 //! - [`engine`]: the deterministic forwarding state machine (FIB, PIT, CS,
 //!   strategies, per-face queues). No socket, clock or thread inside.
-//! - [`mcast`]: multicast groups (SRMCC tree node) behind the engine's multicast hook.
+//! - [`groups`]: multicast groups (SRMCC tree node) behind the engine's multicast hook.
 //! - [`mgmt`]: the NFD management protocol subset, answering through the engine.
 //! - [`router`]: the engine with congestion control and multicast installed.
 //! - [`node`]: router + manager as one object driven by the shell or by tests.
@@ -19,7 +19,7 @@ mod config_checks;
 pub mod daemon;
 pub mod engine;
 pub mod limits;
-pub mod mcast;
+pub mod groups;
 pub mod mgmt;
 pub mod node;
 pub mod ratelog;

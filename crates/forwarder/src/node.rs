@@ -205,8 +205,8 @@ impl FwdOps for EngineOps<'_> {
     }
 
     fn mcast_state(&self) -> crate::mgmt::McastState {
-        crate::mcast::McastNode::of(self.0)
-            .map(crate::mcast::McastNode::status)
+        crate::groups::SrmccGroups::of(self.0)
+            .map(crate::groups::SrmccGroups::status)
             .unwrap_or_default()
     }
 

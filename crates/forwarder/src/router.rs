@@ -1,14 +1,14 @@
 //! The engine as icnfwd runs it: the sans-IO [`Forwarder`] with this
 //! crate's congestion control ([`SchemeHooks`]) and multicast groups
-//! ([`McastNode`]) installed. The engine itself knows neither; this is the
+//! ([`SrmccGroups`]) installed. The engine itself knows neither; this is the
 //! one place that puts them together, for the node, the daemon and tests.
 
 use crate::cc::{self, CcConfig, SchemeHooks};
 use crate::engine::{EngineConfig, Forwarder};
-use crate::mcast::{self, McastConfig, McastNode};
+use crate::groups::{self, GroupsConfig, SrmccGroups};
 
 /// The engine with congestion control and multicast groups.
-pub type Router = Forwarder<SchemeHooks, Option<McastNode>>;
+pub type Router = Forwarder<SchemeHooks, Option<SrmccGroups>>;
 
 /// What a [`Router`] is built from: the engine's tables and timers, `[cc]`
 /// and `[multicast_groups]`.
@@ -19,7 +19,7 @@ pub struct RouterConfig {
     /// Congestion control: scheme and parameters (`[cc]`).
     pub cc: CcConfig,
     /// Multicast groups (SRMCC tree node): `[multicast_groups]`.
-    pub multicast_groups: McastConfig,
+    pub multicast_groups: GroupsConfig,
 }
 
 impl From<EngineConfig> for RouterConfig {
@@ -37,7 +37,7 @@ impl From<EngineConfig> for RouterConfig {
 /// the engine and every extension (a constant in tests).
 pub fn build(cfg: &RouterConfig, rng_seed: u64) -> Router {
     let (hooks, strategies) = cc::build(&cfg.cc, rng_seed);
-    let groups = mcast::hook(&cfg.multicast_groups, rng_seed);
+    let groups = groups::hook(&cfg.multicast_groups, rng_seed);
     let mut fwd = Forwarder::with_extensions(cfg.engine.clone(), rng_seed, hooks, groups);
     cc::install(&mut fwd, &cfg.cc, strategies);
     fwd

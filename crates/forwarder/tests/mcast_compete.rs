@@ -19,7 +19,7 @@ mod mcast_common;
 
 use cc_core::LawKind;
 use icn_consumer::{Scheme, SchemeOptions};
-use icn_forwarder::mcast::McastNode;
+use icn_forwarder::groups::SrmccGroups;
 use icn_forwarder::testing::flows::LawFlow;
 use icn_multicast::SourceConfig;
 use icn_tlv::Name;
@@ -68,7 +68,7 @@ fn stream_keeps_its_fair_share_against_two_cubic_flows() {
     run(&mut t.net, &mut apps, &mut flows, end, |net, _| {
         if net.now() >= next {
             next += ms(1000);
-            let node = McastNode::of(net.node(b)).and_then(McastNode::node);
+            let node = SrmccGroups::of(net.node(b)).and_then(SrmccGroups::node);
             if let Some(n) = node {
                 let fair = n.fair_share_bps(b_up.0).unwrap_or(f64::NAN);
                 estimates.push((fair, n.flow_count(b_up.0).unwrap_or(0)));

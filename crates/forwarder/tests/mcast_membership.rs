@@ -12,7 +12,7 @@
 mod mcast_common;
 
 use cc_core::Timestamp;
-use icn_forwarder::mcast::McastNode;
+use icn_forwarder::groups::SrmccGroups;
 use icn_forwarder::testing::flows::LawFlow;
 use icn_forwarder::testing::{Network, NodeId};
 use icn_multicast::SourceConfig;
@@ -20,8 +20,8 @@ use icn_tlv::Name;
 use mcast_common::*;
 
 fn downstream(net: &Network, n: NodeId, g: &Name) -> Vec<u64> {
-    McastNode::of(net.node(n))
-        .and_then(McastNode::node)
+    SrmccGroups::of(net.node(n))
+        .and_then(SrmccGroups::node)
         .map(|m| m.downstream_faces(g))
         .unwrap_or_default()
 }

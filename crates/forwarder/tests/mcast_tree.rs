@@ -15,7 +15,7 @@
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::engine::{EngineConfig, FaceId};
-use icn_forwarder::mcast::McastNode;
+use icn_forwarder::groups::SrmccGroups;
 use icn_forwarder::testing::{AppId, LinkParams, Network, NodeId};
 use icn_multicast::wire::Subscription;
 use icn_multicast::{MulticastReceiver, MulticastSource, ReceiverConfig, SourceConfig};
@@ -133,7 +133,7 @@ impl Tree {
     }
 
     fn node_stats(&self, i: usize) -> icn_multicast::NodeStats {
-        McastNode::of(self.net.node(self.nodes[i]))
+        SrmccGroups::of(self.net.node(self.nodes[i]))
             .expect("multicast hook installed")
             .stats()
     }
@@ -230,7 +230,7 @@ fn leaving_receivers_prune_the_branch() {
     for i in 0..t.nodes.len() {
         let st = t.node_stats(i);
         assert!(st.leaves_in >= 1 || i >= 3, "node {i}: {st:?}");
-        let n = McastNode::of(t.net.node(t.nodes[i])).unwrap();
+        let n = SrmccGroups::of(t.net.node(t.nodes[i])).unwrap();
         assert!(n.node().is_none_or(|n| n.mnft().is_empty()), "node {i}");
         assert_eq!(t.net.node(t.nodes[i]).poll_timeout(), None, "node {i} idle");
     }

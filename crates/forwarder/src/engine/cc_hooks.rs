@@ -8,7 +8,7 @@
 //! clock. Strategies reach the same object, typed, through
 //! [`StrategyCtx::cc`](super::StrategyCtx) (the engine is generic over the
 //! hook type), so a scheme's strategy and its per-face machinery share
-//! state without globals or downcasts. The default
+//! state without globals or type erasure. The default
 //! ([`NoCc`]) forwards headers unchanged and owns no queue.
 
 use cc_core::{Duration, Timestamp};

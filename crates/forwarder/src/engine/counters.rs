@@ -48,9 +48,9 @@ pub enum DropReason {
     /// Interest refused by the congestion-control shaper/scheduler (Nacked).
     CcShaper,
     /// Multicast group Data from a face other than the group's upstream.
-    McastWrongFace,
+    GroupWrongFace,
     /// Multicast subscription or MCC feedback the tree node refused.
-    McastRefused,
+    GroupRefused,
     /// Datagram, frame or reassembled packet over 8800 octets.
     Oversized,
     /// New peer refused: face table (or its share of it) full (shell).
@@ -91,8 +91,8 @@ impl DropReason {
         DropReason::Strategy,
         DropReason::EventQueueFull,
         DropReason::CcShaper,
-        DropReason::McastWrongFace,
-        DropReason::McastRefused,
+        DropReason::GroupWrongFace,
+        DropReason::GroupRefused,
         DropReason::Oversized,
         DropReason::FaceTableFull,
         DropReason::SendBacklog,
@@ -124,8 +124,8 @@ impl DropReason {
             DropReason::Strategy => "strategy",
             DropReason::EventQueueFull => "event-queue-full",
             DropReason::CcShaper => "cc-shaper",
-            DropReason::McastWrongFace => "mcast-wrong-face",
-            DropReason::McastRefused => "mcast-refused",
+            DropReason::GroupWrongFace => "mcast-wrong-face",
+            DropReason::GroupRefused => "mcast-refused",
             DropReason::Oversized => "oversized",
             DropReason::FaceTableFull => "face-table-full",
             DropReason::SendBacklog => "send-backlog",

@@ -91,7 +91,7 @@ impl FaceLookup for FaceTable {
 /// queueing, Data/Nack observation, the state strategies share with it) and
 /// `M` the multicast-group extension; the engine knows only their traits.
 /// Strategies are typed by `C`, so a scheme's strategy reaches the scheme's
-/// state without a downcast. The defaults do nothing.
+/// state directly, typed. The defaults do nothing.
 pub struct Forwarder<C: CcHooks = NoCc, M: MulticastHook = NoMulticast> {
     pub(super) cfg: EngineConfig,
     pub(super) rng: SmallRng,
@@ -108,7 +108,7 @@ pub struct Forwarder<C: CcHooks = NoCc, M: MulticastHook = NoMulticast> {
     pub(super) factories: Vec<StrategyBuilder<C>>,
     pub(super) cc: C,
     /// Multicast tree node (SRMCC groups); [`NoMulticast`] when off.
-    pub(super) mcast: M,
+    pub(super) groups: M,
     /// Frames held by link emulation (bounded by `queue.max_packets` × 4).
     pub(super) delay_line: BinaryHeap<Reverse<Delayed>>,
     pub(super) delay_seq: u64,
@@ -152,7 +152,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// An engine with the given extensions. `/` gets
     /// `cfg.default_strategy` (best-route if it does not instantiate); an
     /// owner that installs scheme strategies sets its own afterwards.
-    pub fn with_extensions(cfg: EngineConfig, rng_seed: u64, cc: C, mcast: M) -> Self {
+    pub fn with_extensions(cfg: EngineConfig, rng_seed: u64, cc: C, groups: M) -> Self {
         let hasher = SeededState::new(rng_seed);
         let mut fwd = Forwarder {
             rng: SmallRng::seed_from_u64(rng_seed),
@@ -167,7 +167,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             strategy_table: PrefixTable::new(cfg.strategy_max_entries.max(1), hasher),
             factories: vec![Box::new(builtin_factory::<C>)],
             cc,
-            mcast,
+            groups,
             delay_line: BinaryHeap::new(),
             delay_seq: 0,
             last_reject_cc: None,
@@ -248,7 +248,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             }
         }
         self.fib.remove_face(face);
-        self.mcast_face_removed(now, face);
+        self.groups_face_removed(now, face);
         self.refresh_gauges();
     }
 
@@ -441,7 +441,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         if let Some(x) = self.cc.poll_timeout() {
             take(x);
         }
-        if let Some(x) = self.mcast.poll_timeout() {
+        if let Some(x) = self.groups.poll_timeout() {
             take(x);
         }
         if let Some(Reverse(d)) = self.delay_line.peek() {
@@ -469,7 +469,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             self.on_pit_expiry(now, id);
         }
         self.dnl.expire(now);
-        self.mcast_timeout(now);
+        self.groups_timeout(now);
         if self.cc.poll_timeout().is_some_and(|t| t <= now) {
             self.cc.handle_timeout(now);
             for (id, f) in &mut self.faces.0 {

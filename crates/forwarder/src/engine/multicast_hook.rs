@@ -49,7 +49,7 @@ pub enum SubscriptionVerdict {
     /// A subscription, recorded; the Interest is consumed.
     Accepted,
     /// A subscription the hook refused (bounds, join from the upstream, leave
-    /// of a non-member); counted as [`DropReason::McastRefused`].
+    /// of a non-member); counted as [`DropReason::GroupRefused`].
     Refused,
 }
 
@@ -61,7 +61,7 @@ pub enum GroupDataVerdict {
     /// Group Data from the upstream: clone to the faces listed (maybe none).
     Forward,
     /// Group Data from a face other than the group's upstream: dropped
-    /// ([`DropReason::McastWrongFace`]).
+    /// ([`DropReason::GroupWrongFace`]).
     WrongFace,
 }
 
@@ -225,12 +225,12 @@ impl MulticastHook for NoMulticast {
 impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// The multicast hook (for status output and tests).
     pub fn multicast_hook(&self) -> &M {
-        &self.mcast
+        &self.groups
     }
 
     /// The multicast hook, mutably.
     pub fn multicast_hook_mut(&mut self) -> &mut M {
-        &mut self.mcast
+        &mut self.groups
     }
 
     /// The SRMCC view of a face's egress: Data-queue packets against the
@@ -241,35 +241,35 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
 
     /// An MCC frame arrived on `face`; `bare` when it carried no network
     /// packet (then, without a multicast node, it is an `Idle` drop).
-    pub(super) fn mcast_feedback(
+    pub(super) fn groups_feedback(
         &mut self,
         now: Timestamp,
         face: FaceId,
         fb: &MccFeedback,
         bare: bool,
     ) {
-        if !self.mcast.enabled() {
+        if !self.groups.enabled() {
             if bare {
                 self.drop_packet(face, DropReason::Idle);
             }
             return;
         }
-        if !self.mcast.feedback(now, face, fb) {
-            self.drop_packet(face, DropReason::McastRefused);
+        if !self.groups.feedback(now, face, fb) {
+            self.drop_packet(face, DropReason::GroupRefused);
         }
-        self.mcast_drain(now);
+        self.groups_drain(now);
     }
 
     /// Offers an Interest to the hook; true when it was a subscription
     /// (consumed, whether accepted or refused).
-    pub(super) fn mcast_interest(
+    pub(super) fn groups_interest(
         &mut self,
         now: Timestamp,
         face: FaceId,
         interest: &Interest,
         ends: &ComponentEnds,
     ) -> bool {
-        if !self.mcast.is_subscription(&interest.name) {
+        if !self.groups.is_subscription(&interest.name) {
             return false;
         }
         // The group is the name without its keyword component.
@@ -280,12 +280,12 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             .and_then(|e| self.fib.lpm(&e, group_value))
             .and_then(|entry| entry.nexthops().iter().find(|n| n.face != face))
             .map(|n| n.face);
-        match self.mcast.subscription(now, face, interest, upstream) {
+        match self.groups.subscription(now, face, interest, upstream) {
             SubscriptionVerdict::NotSubscription => return false,
             SubscriptionVerdict::Accepted => {}
-            SubscriptionVerdict::Refused => self.drop_packet(face, DropReason::McastRefused),
+            SubscriptionVerdict::Refused => self.drop_packet(face, DropReason::GroupRefused),
         }
-        self.mcast_drain(now);
+        self.groups_drain(now);
         true
     }
 
@@ -299,7 +299,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// repair Interest (the receiver detects the gap from a later packet on
     /// the same path), so a pending repair never captures a live copy.
     /// Cloned group Data is cached, so that tree nodes answer repairs.
-    pub(super) fn mcast_data(
+    pub(super) fn groups_data(
         &mut self,
         now: Timestamp,
         face: FaceId,
@@ -309,7 +309,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         congestion_mark: u64,
     ) -> bool {
         let mut out: Vec<FaceId> = Vec::new();
-        if self.mcast.is_group_data(&data.name) {
+        if self.groups.is_group_data(&data.name) {
             let mut ids = core::mem::take(&mut self.scratch_ids);
             ids.clear();
             self.pit
@@ -320,18 +320,18 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 return false;
             }
         }
-        match self.mcast.group_data(now, face, &data.name, &mut out) {
+        match self.groups.group_data(now, face, &data.name, &mut out) {
             GroupDataVerdict::NotGroup => {
-                self.mcast.unicast_data(face, &data.name);
+                self.groups.unicast_data(face, &data.name);
                 false
             }
             GroupDataVerdict::WrongFace => {
-                self.drop_packet(face, DropReason::McastWrongFace);
+                self.drop_packet(face, DropReason::GroupWrongFace);
                 true
             }
             GroupDataVerdict::Forward => {
-                self.mcast.observe_group_data(data);
-                if self.mcast.cache_group_data() {
+                self.groups.observe_group_data(data);
+                if self.groups.cache_group_data() {
                     self.cs.insert(
                         now,
                         data.name.value().clone(),
@@ -352,32 +352,32 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                     };
                     self.send(now, f, pkt, NameScope::Global);
                 }
-                self.mcast_drain(now);
+                self.groups_drain(now);
                 true
             }
         }
     }
 
     /// A face went away: the hook prunes it and may send leaves.
-    pub(super) fn mcast_face_removed(&mut self, now: Timestamp, face: FaceId) {
-        self.mcast.face_removed(face);
-        self.mcast_drain(now);
+    pub(super) fn groups_face_removed(&mut self, now: Timestamp, face: FaceId) {
+        self.groups.face_removed(face);
+        self.groups_drain(now);
     }
 
     /// Runs the hook's timers if due.
-    pub(super) fn mcast_timeout(&mut self, now: Timestamp) {
-        if self.mcast.poll_timeout().is_none_or(|t| t > now) {
+    pub(super) fn groups_timeout(&mut self, now: Timestamp) {
+        if self.groups.poll_timeout().is_none_or(|t| t > now) {
             return;
         }
         let (faces, max_packets) = (&self.faces, self.cfg.queue.max_packets);
-        self.mcast
+        self.groups
             .handle_timeout(now, &|f| sample(faces, max_packets, f));
-        self.mcast_drain(now);
+        self.groups_drain(now);
     }
 
     /// Moves the hook's frames onto the faces' egress paths.
-    pub(super) fn mcast_drain(&mut self, now: Timestamp) {
-        while let Some((face, frame)) = self.mcast.poll_transmit() {
+    pub(super) fn groups_drain(&mut self, now: Timestamp) {
+        while let Some((face, frame)) = self.groups.poll_transmit() {
             match frame {
                 McFrame::Interest(wire) => {
                     let pkt = OutPacket {

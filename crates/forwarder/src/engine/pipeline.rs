@@ -85,7 +85,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             (lp, net)
         };
         if let Some(fb) = &lp.mcc {
-            self.mcast_feedback(now, face, fb, net.is_none());
+            self.groups_feedback(now, face, fb, net.is_none());
         }
         match net {
             None if lp.mcc.is_some() => {}
@@ -185,7 +185,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             self.drop_packet(face, DropReason::Malformed);
             return;
         };
-        if self.mcast_interest(now, face, &interest, &ends) {
+        if self.groups_interest(now, face, &interest, &ends) {
             return;
         }
         let Some(received) = interest.wire().cloned() else {

@@ -47,7 +47,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             return;
         };
         let mark = lp.congestion_mark.unwrap_or(0);
-        if self.mcast_data(now, face, &data, &wire, &ends, mark) {
+        if self.groups_data(now, face, &data, &wire, &ends, mark) {
             return;
         }
         let full_name = self.pit.has_digest_entries().then(|| {

@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use cc_core::{ConsumerLaw, Duration, Timestamp};
 use icn_forwarder::engine::{EngineConfig, FaceId, QueueLimits};
-use icn_forwarder::mcast::McastNode;
+use icn_forwarder::groups::SrmccGroups;
 use icn_forwarder::testing::flows::LawFlow;
 use icn_forwarder::testing::{reply_frame, AppId, LinkParams, Network, NodeId};
 use icn_multicast::wire::Subscription;
@@ -252,7 +252,7 @@ pub fn run<L: ConsumerLaw>(
 
 /// The multicast counters of node `n`.
 pub fn node_stats(net: &Network, n: NodeId) -> NodeStats {
-    McastNode::of(net.node(n))
+    SrmccGroups::of(net.node(n))
         .expect("multicast hook installed")
         .stats()
 }

@@ -1,5 +1,5 @@
 //! Multicast groups in icnfwd (issue 7): the `[multicast_groups]` config
-//! section and [`McastNode`], the engine's [`MulticastHook`] around
+//! section and [`SrmccGroups`], the engine's [`MulticastHook`] around
 //! `icn_multicast::MulticastNode` (MNFT, cloning, SRMCC feedback
 //! aggregation). The dispatch follows
 //! `icn_multicast::testing::router::RouterHost::on_frame`.
@@ -25,7 +25,7 @@ use crate::engine::{
 /// `[multicast_groups]`: defaults of the SRMCC multicast tree node.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct McastConfig {
+pub struct GroupsConfig {
     /// Serve multicast groups (subscriptions, cloning, MCC feedback).
     pub enabled: bool,
     /// How often this node refreshes its membership upstream, ms.
@@ -57,10 +57,10 @@ pub struct McastConfig {
     pub cache_group_data: bool,
 }
 
-impl Default for McastConfig {
+impl Default for GroupsConfig {
     fn default() -> Self {
         let node = NodeConfig::default();
-        McastConfig {
+        GroupsConfig {
             enabled: true,
             refresh_period_ms: millis(node.refresh_period),
             membership_lifetime_ms: millis(node.membership_lifetime),
@@ -84,7 +84,7 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-impl McastConfig {
+impl GroupsConfig {
     /// Checks the values; on error, the offending key and why.
     pub fn validate(&self) -> Result<(), (String, String)> {
         let key = |k: &str| format!("multicast_groups.{k}");
@@ -152,13 +152,13 @@ impl McastConfig {
 }
 
 /// The engine's multicast hook for `cfg`: a node when `cfg.enabled`.
-pub fn hook(cfg: &McastConfig, rng_seed: u64) -> Option<McastNode> {
-    cfg.enabled.then(|| McastNode::new(cfg, rng_seed))
+pub fn hook(cfg: &GroupsConfig, rng_seed: u64) -> Option<SrmccGroups> {
+    cfg.enabled.then(|| SrmccGroups::new(cfg, rng_seed))
 }
 
 /// The engine's multicast tree node.
 #[derive(Debug)]
-pub struct McastNode {
+pub struct SrmccGroups {
     cfg: NodeConfig,
     cache_group_data: bool,
     qmax_packets: u64,
@@ -166,10 +166,10 @@ pub struct McastNode {
     scratch: Vec<u64>,
 }
 
-impl McastNode {
+impl SrmccGroups {
     /// A node configured from `[multicast_groups]`.
-    pub fn new(cfg: &McastConfig, rng_seed: u64) -> Self {
-        McastNode {
+    pub fn new(cfg: &GroupsConfig, rng_seed: u64) -> Self {
+        SrmccGroups {
             cfg: cfg.node_config(rng_seed),
             cache_group_data: cfg.cache_group_data,
             qmax_packets: cfg.occupancy_queue_packets.max(1),
@@ -237,8 +237,8 @@ impl McastNode {
         McastState { counters, groups }
     }
 
-    /// The McastNode of `fwd`, if multicast groups are enabled.
-    pub fn of(fwd: &crate::router::Router) -> Option<&McastNode> {
+    /// The SrmccGroups of `fwd`, if multicast groups are enabled.
+    pub fn of(fwd: &crate::router::Router) -> Option<&SrmccGroups> {
         fwd.multicast_hook().as_ref()
     }
 
@@ -249,7 +249,7 @@ impl McastNode {
     }
 }
 
-impl MulticastHook for McastNode {
+impl MulticastHook for SrmccGroups {
     fn is_subscription(&self, name: &Name) -> bool {
         subscription_kind(name).is_some()
     }
@@ -391,5 +391,5 @@ pub fn flow_key(name: &Name) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "mcast_tests.rs"]
+#[path = "groups_tests.rs"]
 mod tests;

@@ -101,12 +101,12 @@ fn join_grafts_upstream_and_data_is_cloned() {
     faces.sort();
     assert_eq!(faces, vec![a, b]);
     assert!(out.iter().all(|(_, w)| *w == group_data(0)));
-    assert_eq!(McastNode::of(&f).unwrap().stats().copies_out, 2);
+    assert_eq!(SrmccGroups::of(&f).unwrap().stats().copies_out, 2);
 
     // RPF: the same Data from a downstream face is dropped.
     f.handle_packet(ms(3), a, group_data(1));
     assert!(drain(&mut f, ms(3)).is_empty());
-    assert_eq!(f.counters().drops.get(DropReason::McastWrongFace), 1);
+    assert_eq!(f.counters().drops.get(DropReason::GroupWrongFace), 1);
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn one_feedback_per_period_goes_upstream_as_lp_frame() {
 fn feedback_for_unknown_group_is_refused_not_idle() {
     let (mut f, _, a, _) = engine();
     f.handle_packet(ms(0), a, feedback(1));
-    assert_eq!(f.counters().drops.get(DropReason::McastRefused), 1);
+    assert_eq!(f.counters().drops.get(DropReason::GroupRefused), 1);
     assert_eq!(f.counters().drops.get(DropReason::Idle), 0);
     // A truly empty LpPacket is still Idle.
     let idle = LpPacket::default().encode();
@@ -196,9 +196,9 @@ fn removing_the_last_member_prunes_upstream() {
 #[test]
 fn disabled_hook_leaves_engine_as_before() {
     let cfg = RouterConfig {
-        multicast_groups: McastConfig {
+        multicast_groups: GroupsConfig {
             enabled: false,
-            ..McastConfig::default()
+            ..GroupsConfig::default()
         },
         ..RouterConfig::default()
     };
@@ -206,7 +206,7 @@ fn disabled_hook_leaves_engine_as_before() {
     let a = f.add_face(ms(0), FaceParams::non_local("sim://a"));
     f.handle_packet(ms(0), a, feedback(1));
     assert_eq!(f.counters().drops.get(DropReason::Idle), 1);
-    assert!(McastNode::of(&f).is_none());
+    assert!(SrmccGroups::of(&f).is_none());
 }
 
 #[test]
