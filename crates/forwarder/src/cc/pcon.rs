@@ -24,6 +24,8 @@ pub(crate) struct Pcon {
     split_cfg: PconConfig,
     markers: BTreeMap<FaceId, FaceMarker>,
     splits: HashMap<u64, PconSplit>,
+    /// Next-hop ids of the Interest at hand (reused per packet).
+    ids: Vec<u64>,
 }
 
 impl Pcon {
@@ -41,6 +43,7 @@ impl Pcon {
             },
             markers: BTreeMap::new(),
             splits: HashMap::new(),
+            ids: Vec::new(),
         }
     }
 }
@@ -106,7 +109,9 @@ impl SchemePart for Pcon {
             .splits
             .entry(prefix)
             .or_insert_with(|| PconSplit::new(cfg));
-        let ids: Vec<u64> = cands.iter().map(|f| f.0).collect();
+        let mut ids = core::mem::take(&mut self.ids);
+        ids.clear();
+        ids.extend(cands.iter().map(|f| f.0));
         if let Some(c) = split.choose(&ids, d.rng) {
             d.push(Action::Forward {
                 face: FaceId(c.face),
@@ -117,6 +122,7 @@ impl SchemePart for Pcon {
                 }
             }
         }
+        self.ids = ids;
     }
 
     fn on_data(

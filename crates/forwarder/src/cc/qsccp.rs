@@ -91,6 +91,10 @@ pub(crate) struct Qsccp {
     multipath: MultipathTable,
     /// The class each prefix's Interests carried (Data need not echo it).
     classes: HashMap<u64, ServiceClass>,
+    /// Downstream faces of the Data at hand (reused per packet).
+    downs: Vec<FaceId>,
+    /// Next-hop ids of the Interest at hand (reused per packet).
+    ids: Vec<u64>,
 }
 
 impl Qsccp {
@@ -108,6 +112,8 @@ impl Qsccp {
                 seed,
             ),
             classes: HashMap::new(),
+            ids: Vec::new(),
+            downs: Vec::new(),
         }
     }
 
@@ -232,7 +238,9 @@ impl SchemePart for Qsccp {
         }
         self.classes.insert(prefix, class);
         let down = cc_in.downstream_rate_bps.map(|x| x as f64);
-        let ids: Vec<u64> = cands.iter().map(|f| f.0).collect();
+        let mut ids = core::mem::take(&mut self.ids);
+        ids.clear();
+        ids.extend(cands.iter().map(|f| f.0));
         self.multipath
             .on_interest(d.now, class, prefix, interest.face.0, down);
         if let Some(f) = self.multipath.choose_next_hop(class, prefix, &ids, d.rng) {
@@ -246,9 +254,10 @@ impl SchemePart for Qsccp {
             }
             d.push(Action::ForwardCc {
                 face: FaceId(f),
-                cc: Box::new(cc),
+                cc,
             });
         }
+        self.ids = ids;
     }
 
     fn on_data(
@@ -272,8 +281,10 @@ impl SchemePart for Qsccp {
         let target = lp.cc.target_rate_bps.map(|t| t as f64);
         self.multipath
             .on_data(d.now, class, prefix, in_face.0, target, local);
-        let downs: Vec<FaceId> = d.downstreams(in_face, pit).collect();
-        for down in downs {
+        let mut downs = core::mem::take(&mut self.downs);
+        downs.clear();
+        downs.extend(d.downstreams(in_face, pit));
+        for &down in &downs {
             let mut cc: CcFields = lp.cc;
             // Before any rate is known upstream the target is MAX_RATE:
             // leave the field as it came rather than invite a flood.
@@ -286,9 +297,10 @@ impl SchemePart for Qsccp {
             }
             d.push(Action::SendDataCc {
                 face: down,
-                cc: Box::new(cc),
+                cc,
             });
         }
+        self.downs = downs;
     }
 }
 

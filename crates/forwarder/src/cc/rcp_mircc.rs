@@ -26,6 +26,8 @@ pub(crate) struct RateScheme {
     faces: BTreeMap<FaceId, RateFace>,
     /// Node id folded into MIRCC path ids.
     node_id: u64,
+    /// Next hops' bandwidths of the Interest at hand (reused per packet).
+    bw: Vec<f64>,
 }
 
 impl RateScheme {
@@ -35,6 +37,7 @@ impl RateScheme {
             kind,
             faces: BTreeMap::new(),
             node_id: seed ^ 0x6d69_7263_635f_6e6f,
+            bw: Vec::new(),
         }
     }
 
@@ -144,23 +147,21 @@ impl SchemePart for RateScheme {
                 i
             }),
             _ if cands.len() > 1 => {
-                let bw: Vec<f64> = cands
-                    .iter()
-                    .map(|&f| {
-                        d.faces
-                            .face_info(f)
-                            .and_then(|i| i.params.data_in_capacity_bps())
-                            .map_or(1.0, |c| c as f64)
-                    })
-                    .collect();
-                choose_by_bandwidth(&bw, d.rng)
+                self.bw.clear();
+                self.bw.extend(cands.iter().map(|&f| {
+                    d.faces
+                        .face_info(f)
+                        .and_then(|i| i.params.data_in_capacity_bps())
+                        .map_or(1.0, |c| c as f64)
+                }));
+                choose_by_bandwidth(&self.bw, d.rng)
             }
             _ => Some(0),
         };
         let face = cands[idx.unwrap_or(0).min(cands.len() - 1)];
         d.push(Action::ForwardCc {
             face,
-            cc: Box::new(cc),
+            cc,
         });
     }
 }

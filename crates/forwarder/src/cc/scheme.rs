@@ -117,6 +117,7 @@ pub(crate) trait SchemePart {
         let _ = (now, face, wire_len);
     }
     /// `Err(pkt)`: not this scheme's Interest queue.
+    #[allow(clippy::result_large_err)] // by value once per packet; a box would allocate
     fn admit_interest(
         &mut self,
         now: Timestamp,

@@ -18,6 +18,9 @@ pub struct CcStrategy {
     name: StrategyName,
     scheme: CcScheme,
     retx: RetxSuppression,
+    /// Eligible next hops of the Interest at hand (reused: no allocation
+    /// per packet).
+    cands: Vec<FaceId>,
 }
 
 impl CcStrategy {
@@ -31,6 +34,7 @@ impl CcStrategy {
             name: StrategyName(name.0.append(icn_tlv::Component::version(Self::VERSION))),
             scheme,
             retx: RetxSuppression::default(),
+            cands: Vec::new(),
         })
     }
 }
@@ -51,12 +55,16 @@ impl Strategy<SchemeHooks> for CcStrategy {
             return;
         }
         let hop = interest.hop_limit;
-        let cands: Vec<FaceId> = nexthops
-            .iter()
-            .filter(|nh| ctx.can_forward_to(pit, nh.face, hop))
-            .map(|nh| nh.face)
-            .collect();
+        let mut cands = core::mem::take(&mut self.cands);
+        cands.clear();
+        cands.extend(
+            nexthops
+                .iter()
+                .filter(|nh| ctx.can_forward_to(pit, nh.face, hop))
+                .map(|nh| nh.face),
+        );
         if cands.is_empty() {
+            self.cands = cands;
             ctx.push(Action::Nack {
                 face: interest.face,
                 reason: NackReason::NoRoute,
@@ -81,6 +89,7 @@ impl Strategy<SchemeHooks> for CcStrategy {
             // downstream face is gone: forward unchanged to the first hop.
             d.push(Action::Forward { face: cands[0] });
         }
+        self.cands = cands;
     }
 
     fn after_receive_data(

@@ -22,6 +22,8 @@ pub(crate) struct Wincm {
     marking: MultiMarkConfig,
     markers: BTreeMap<FaceId, FaceMarker>,
     pub(crate) uiw: UiwTable,
+    /// Next-hop ids of the Interest at hand (reused per packet).
+    ids: Vec<u64>,
 }
 
 impl Wincm {
@@ -32,6 +34,7 @@ impl Wincm {
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
             },
             markers: BTreeMap::new(),
+            ids: Vec::new(),
             uiw: UiwTable::new(
                 UiwConfig {
                     d: cfg.wincm.d,
@@ -98,13 +101,16 @@ impl SchemePart for Wincm {
         prefix: u64,
         cands: &[FaceId],
     ) {
-        let ids: Vec<u64> = cands.iter().map(|f| f.0).collect();
+        let mut ids = core::mem::take(&mut self.ids);
+        ids.clear();
+        ids.extend(cands.iter().map(|f| f.0));
         if let Some(f) = self
             .uiw
             .choose(d.now, prefix, &ids, Some(interest.face.0), d.rng)
         {
             d.push(Action::Forward { face: FaceId(f) });
         }
+        self.ids = ids;
     }
 
     fn on_data(

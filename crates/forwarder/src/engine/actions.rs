@@ -74,9 +74,9 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         for a in &actions {
             let (face, cc) = match a {
                 Action::Forward { face } => (*face, &lp.cc),
-                Action::ForwardCc { face, cc } => (*face, &**cc),
+                Action::ForwardCc { face, cc } => (*face, cc),
                 Action::SendData { face } => (*face, &lp.cc),
-                Action::SendDataCc { face, cc } => (*face, &**cc),
+                Action::SendDataCc { face, cc } => (*face, cc),
                 Action::Nack { face, reason } => {
                     self.nack_downstream(now, id, *face, *reason, mark, nack_cc);
                     continue;

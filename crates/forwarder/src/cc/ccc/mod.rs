@@ -21,12 +21,17 @@ use flows::{Candidate, CccFlows};
 /// CCC on one node.
 pub(crate) struct Ccc {
     pub(crate) flows: CccFlows,
+    /// Next hops and downstreams of the packet at hand (reused per packet).
+    cands: Vec<Candidate>,
+    downs: Vec<FaceId>,
 }
 
 impl Ccc {
     pub(crate) fn new(cfg: &CcConfig) -> Self {
         Ccc {
             flows: CccFlows::new(cfg.ccc.core(cfg.period())),
+            cands: Vec::new(),
+            downs: Vec::new(),
         }
     }
 
@@ -108,18 +113,17 @@ impl SchemePart for Ccc {
                 self.flows.supervise_face(downstream, c);
             }
         }
-        let with_caps: Vec<Candidate> = cands
-            .iter()
-            .map(|&face| Candidate {
-                face,
-                // The next hop's Data come back over this face.
-                capacity_bps: d
-                    .faces
-                    .face_info(face)
-                    .and_then(|f| f.params.data_in_capacity_bps())
-                    .filter(|c| *c > 0),
-            })
-            .collect();
+        let mut with_caps = core::mem::take(&mut self.cands);
+        with_caps.clear();
+        with_caps.extend(cands.iter().map(|&face| Candidate {
+            face,
+            // The next hop's Data come back over this face.
+            capacity_bps: d
+                .faces
+                .face_info(face)
+                .and_then(|f| f.params.data_in_capacity_bps())
+                .filter(|c| *c > 0),
+        }));
         let cc_in = d.lp.cc;
         let objective = cc_in.pace_objective_milli_ips.map(wire_to_ips);
         match self
@@ -131,12 +135,13 @@ impl SchemePart for Ccc {
                 cc.pace_objective_milli_ips = Some(ips_to_wire(hop_objective));
                 d.push(Action::ForwardCc {
                     face,
-                    cc: Box::new(cc),
+                    cc,
                 });
             }
             // Flow table full: forward unchanged to the first hop.
             None => d.push(Action::Forward { face: cands[0] }),
         }
+        self.cands = with_caps;
     }
 
     /// The upstream constraint updates each downstream's flow (Algorithm
@@ -152,8 +157,10 @@ impl SchemePart for Ccc {
         let lp = d.lp;
         let constraint = lp.cc.pace_constraint_milli_ips.map(wire_to_ips);
         let up_bps = in_facts.and_then(|f| f.data_in_bps).filter(|c| *c > 0);
-        let downs: Vec<FaceId> = d.downstreams(in_face, pit).collect();
-        for down in downs {
+        let mut downs = core::mem::take(&mut self.downs);
+        downs.clear();
+        downs.extend(d.downstreams(in_face, pit));
+        for &down in &downs {
             let out = self.flows.on_data(
                 d.now, prefix, in_face, constraint, lp.bytes, down, up_bps,
             );
@@ -163,11 +170,12 @@ impl SchemePart for Ccc {
                     cc.pace_constraint_milli_ips = Some(ips_to_wire(c));
                     d.push(Action::SendDataCc {
                         face: down,
-                        cc: Box::new(cc),
+                        cc,
                     });
                 }
                 None => d.push(Action::SendData { face: down }),
             }
         }
+        self.downs = downs;
     }
 }

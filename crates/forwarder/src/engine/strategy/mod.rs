@@ -82,6 +82,8 @@ pub enum NameScope {
 }
 
 /// A strategy decision, applied by the engine after the callback returns.
+/// Kept unboxed: actions go to a buffer the engine reuses, and a boxed
+/// `CcFields` was one heap allocation per forwarded packet of a rate scheme.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Forward the PIT entry's Interest to an upstream face.
@@ -111,14 +113,14 @@ pub enum Action {
         /// Upstream face.
         face: FaceId,
         /// CC fields of the outgoing Interest.
-        cc: Box<CcFields>,
+        cc: CcFields,
     },
     /// Send the Data with these CC fields instead of the incoming ones.
     SendDataCc {
         /// Downstream face.
         face: FaceId,
         /// CC fields of the outgoing Data.
-        cc: Box<CcFields>,
+        cc: CcFields,
     },
     /// Give up on the PIT entry now (delete it).
     Reject,
