@@ -6,7 +6,7 @@ use icn_forwarder::engine::{
     DataAqm, DropReason, EngineConfig, EngineEvent, FaceParams, InterestShaper, OutPacket,
     QueueView,
 };
-use icn_forwarder::testing::{data, interest, LinkParams, Network};
+use icn_sim::net::{data, interest, LinkParams, Network};
 use icn_tlv::{LpPacket, NackReason, Name};
 
 fn name(s: &str) -> Name {

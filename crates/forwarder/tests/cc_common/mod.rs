@@ -5,8 +5,8 @@ use cc_core::{AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, Duration, LawKind,
 use icn_consumer::{Scheme, SchemeOptions};
 use icn_forwarder::cc::{CcConfig, CcScheme};
 use icn_forwarder::engine::{DropReason, EngineConfig, QueueLimits};
-use icn_forwarder::testing::flows::{jain, quantile, LawFlow};
-use icn_forwarder::testing::{AppId, LinkParams, Network, NodeId};
+use icn_sim::net::flows::{jain, quantile, LawFlow};
+use icn_sim::net::{AppId, LinkParams, Network, NodeId};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 

@@ -10,7 +10,7 @@ use icn_consumer::scheme::parse_service_class;
 use icn_consumer::{RateSpec, SchemeOptions};
 use icn_forwarder::config::Config;
 use icn_forwarder::engine::{EngineConfig, FaceId};
-use icn_forwarder::testing::{LinkParams, Network, NodeId};
+use icn_sim::net::{LinkParams, Network, NodeId};
 use icn_tlv::Name;
 
 use super::consumer::FetchFlow;

@@ -22,7 +22,7 @@ use icn_tlv::{decode_packet, Data, Interest, LpPacket, NackReason, Name, NetPack
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::{EngineConfig, FaceId, FaceParams, Forwarder, LinkType};
+use icn_forwarder::engine::{EngineConfig, FaceId, FaceParams, Forwarder, LinkType};
 
 /// Index of an engine in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
