@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use icn_lab::real as testbed;
 use icn_lab::results::{table_header, table_row, RunResult};
 use icn_lab::{scenario_path, Scenario};
-use icn_test_support::response::{Grid, Response};
+use icn_sim::response::{Grid, Response};
 
 fn full_mode() -> bool {
     std::env::var_os("ICN_TESTBED_FULL").is_some_and(|v| v != "0")

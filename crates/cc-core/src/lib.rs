@@ -7,12 +7,11 @@ pub mod law;
 pub mod link;
 pub mod time;
 
-// Rate-based laws and their simulator.
+// Rate-based laws (their fluid bottleneck model is `icn_sim::fluid`).
 pub mod ccc;
 pub mod mircc;
 pub mod rate_link;
 pub mod rcp;
-pub mod sim;
 pub mod srmcc;
 
 // Queue, window and scheduler laws.

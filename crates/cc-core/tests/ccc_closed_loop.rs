@@ -14,7 +14,7 @@
 //! the bandwidth of the congested link R1-R3", §V) and A using its other
 //! path for the rest of its demand (§I).
 //!
-//! The model is a time-stepped one (1 ms) in the style of `cc_core::sim`:
+//! The model is a time-stepped one (1 ms) in the style of `icn_sim::fluid`:
 //! zero propagation delay, producers answer at once, each Data-direction
 //! link is a FIFO drained at its capacity with a 50-Data buffer (a full
 //! buffer drops the Data and tells that link's supervisor, Algorithm 4).

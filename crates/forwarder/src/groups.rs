@@ -2,7 +2,7 @@
 //! section and [`SrmccGroups`], the engine's [`MulticastHook`] around
 //! `icn_multicast::MulticastNode` (MNFT, cloning, SRMCC feedback
 //! aggregation). The dispatch follows
-//! `icn_multicast::testing::router::RouterHost::on_frame`.
+//! `icn_sim::mcast::router::RouterHost::on_frame`.
 //!
 //! The node is created lazily, at the first packet that concerns it, so
 //! that its periodic timers start from a real `now` and an engine with no

@@ -11,7 +11,9 @@
 //! - [`limits`]: the `[limits]` section (face table, memory budgets).
 //! - [`ratelog`]: rate-limited warnings for repeated conditions.
 //! - [`daemon`]: the tokio shell: faces over UDP/TCP/Unix/Ethernet, timers, signals.
-//! - [`testing`]: a virtual-time network of engines for deterministic tests.
+//!
+//! The virtual-time network of engines that tests, benches and `icnlab run
+//! --sim` drive lives in `icn-sim` (crates/sim), which the binaries do not link.
 
 pub mod cc;
 pub mod config;
@@ -24,4 +26,4 @@ pub mod mgmt;
 pub mod node;
 pub mod ratelog;
 pub mod router;
-pub mod testing;
+

@@ -23,9 +23,9 @@ mod cc_common;
 use cc_common::*;
 use cc_core::{ConsumerLaw, LawKind, SendLimit, Timestamp};
 use icn_forwarder::cc::CcScheme;
-use icn_forwarder::testing::flows::{drive, jain};
-use icn_forwarder::testing::Network;
-use icn_test_support::response::{Grid, Response};
+use icn_sim::net::flows::{drive, jain};
+use icn_sim::net::Network;
+use icn_sim::response::{Grid, Response};
 
 const BOTTLENECK_MBPS: u64 = 10;
 const JOIN_MS: u64 = 2_000;

@@ -11,8 +11,8 @@ mod cc_common;
 use cc_common::*;
 use cc_core::LawKind;
 use icn_forwarder::cc::CcScheme;
-use icn_forwarder::testing::flows::drive;
-use icn_forwarder::testing::{LinkParams, Network};
+use icn_sim::net::flows::drive;
+use icn_sim::net::{LinkParams, Network};
 
 const DATA_BYTES: usize = 8000;
 

@@ -23,8 +23,8 @@ use cc_core::LawKind;
 use icn_consumer::RateSpec;
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::engine::QueueLimits;
-use icn_forwarder::testing::flows::{drive, jain};
-use icn_forwarder::testing::Network;
+use icn_sim::net::flows::{drive, jain};
+use icn_sim::net::Network;
 
 const DATA_BYTES: usize = 4000;
 const B_START_MS: u64 = 2_000;

@@ -10,8 +10,8 @@ mod cc_common;
 use cc_common::*;
 use cc_core::{ConsumerLaw, LawKind, Timestamp};
 use icn_forwarder::cc::CcScheme;
-use icn_forwarder::testing::flows::{drive, LawFlow};
-use icn_forwarder::testing::{AppId, Network};
+use icn_sim::net::flows::{drive, LawFlow};
+use icn_sim::net::{AppId, Network};
 use std::sync::OnceLock;
 
 const CAP_MBPS: u64 = 20;

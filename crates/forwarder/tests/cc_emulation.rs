@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::engine::{EngineConfig, FaceParams, Forwarder, LinkEmulation};
-use icn_forwarder::testing::data;
+use icn_sim::net::data;
 
 fn t(ms: u64) -> Timestamp {
     Timestamp::ZERO + Duration::from_millis(ms)

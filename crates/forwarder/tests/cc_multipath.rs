@@ -15,8 +15,8 @@ mod cc_common;
 use cc_common::*;
 use cc_core::{ConsumerLaw, LawKind};
 use icn_forwarder::cc::CcScheme;
-use icn_forwarder::testing::flows::{drive, LawFlow};
-use icn_forwarder::testing::{AppId, Network};
+use icn_sim::net::flows::{drive, LawFlow};
+use icn_sim::net::{AppId, Network};
 
 const DATA_BYTES: usize = 4000;
 const RUN_MS: u64 = 6_000;

@@ -21,8 +21,8 @@ use cc_core::{Duration, LawKind};
 use icn_consumer::{RateSpec, Scheme, SchemeOptions};
 use icn_forwarder::cc::{CcConfig, CcScheme};
 use icn_forwarder::engine::FaceId;
-use icn_forwarder::testing::flows::{drive, quantile, LawFlow};
-use icn_forwarder::testing::{Network, NodeId};
+use icn_sim::net::flows::{drive, quantile, LawFlow};
+use icn_sim::net::{Network, NodeId};
 use icn_tlv::ServiceClass;
 
 const CAP_MBPS: u64 = 10;

@@ -8,8 +8,8 @@ use cc_common::*;
 use cc_core::LawKind;
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::engine::CcFaceStatus;
-use icn_forwarder::testing::flows::{drive, LawFlow};
-use icn_forwarder::testing::Network;
+use icn_sim::net::flows::{drive, LawFlow};
+use icn_sim::net::Network;
 
 /// One flow for 2 s over 20 Mbit/s; (status of the consumer side's face
 /// towards the producer, status of the producer side's face back).

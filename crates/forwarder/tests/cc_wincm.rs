@@ -22,8 +22,8 @@ mod cc_common;
 
 use cc_common::*;
 use icn_forwarder::cc::CcScheme;
-use icn_forwarder::testing::flows::{drive, jain, LawFlow};
-use icn_forwarder::testing::Network;
+use icn_sim::net::flows::{drive, jain, LawFlow};
+use icn_sim::net::Network;
 
 const RUN_MS: u64 = 16_000;
 const WINDOW_MS: u64 = 2_000;

@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::engine::{DropReason, EngineConfig, FaceId, FaceParams, Forwarder};
-use icn_forwarder::testing::interest;
+use icn_sim::net::interest;
 use icn_tlv::LpPacket;
 
 fn engine(cfg: EngineConfig) -> (Forwarder, FaceId) {

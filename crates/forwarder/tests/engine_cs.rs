@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use cc_core::Duration;
 use icn_forwarder::engine::EngineConfig;
-use icn_forwarder::testing::{
+use icn_sim::net::{
     data, data_fresh, interest, interest_with, reply_frame, InterestOpts, Network, Responder,
 };
 use icn_tlv::{Component, Data, LpPacket, Name};

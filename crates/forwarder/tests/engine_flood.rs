@@ -6,8 +6,8 @@
 use cc_core::fixed::{FixedWindow, FixedWindowConfig};
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::engine::{DropReason, EngineConfig};
-use icn_forwarder::testing::flows::{drive, LawFlow};
-use icn_forwarder::testing::{interest, LinkParams, Network};
+use icn_sim::net::flows::{drive, LawFlow};
+use icn_sim::net::{interest, LinkParams, Network};
 
 const RUN: Duration = Duration::from_secs(3);
 /// Flood Interests per millisecond (10 000/s; the share of 500 entries

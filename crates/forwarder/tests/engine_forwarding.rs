@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::engine::{DropReason, EngineConfig, FaceId, StrategyName};
-use icn_forwarder::testing::{interest, interest_with, InterestOpts, LinkParams, Network, NodeId};
+use icn_sim::net::{interest, interest_with, InterestOpts, LinkParams, Network, NodeId};
 use icn_tlv::{LpPacket, NackReason, Name};
 
 fn name(s: &str) -> Name {
@@ -83,7 +83,7 @@ fn identical_interests_are_aggregated_into_one_upstream_interest() {
         1,
         "second Interest must be aggregated"
     );
-    net.send(prod, icn_forwarder::testing::data("/p/x", b"hello", None));
+    net.send(prod, icn_sim::net::data("/p/x", b"hello", None));
     net.run_for(ms(1));
     assert_eq!(net.inbox(c1).len(), 1);
     assert_eq!(net.inbox(c2).len(), 1);
@@ -369,7 +369,7 @@ fn same_seed_gives_identical_runs() {
 fn unsolicited_data_is_dropped_and_counted() {
     let (mut net, a) = single();
     let p = net.add_consumer(a);
-    net.send(p, icn_forwarder::testing::data("/p/x", b"x", None));
+    net.send(p, icn_sim::net::data("/p/x", b"x", None));
     net.run_for(ms(1));
     let c = net.node(a).counters();
     assert_eq!(c.drops.get(DropReason::UnsolicitedData), 1);

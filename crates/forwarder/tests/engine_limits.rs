@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::engine::{DropReason, EngineConfig, EngineEvent, FaceParams};
-use icn_forwarder::testing::{data, interest, LinkParams, Network};
+use icn_sim::net::{data, interest, LinkParams, Network};
 use icn_tlv::{LpPacket, NackReason, Name};
 
 fn name(s: &str) -> Name {

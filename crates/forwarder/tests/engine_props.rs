@@ -9,7 +9,7 @@ use icn_forwarder::engine::fib::Fib;
 use icn_forwarder::engine::hash::SeededState;
 use icn_forwarder::engine::name_table::ComponentEnds;
 use icn_forwarder::engine::{EngineConfig, FaceId, FaceParams, Forwarder, QueueLimits};
-use icn_forwarder::testing::{data_fresh, interest_with, InterestOpts};
+use icn_sim::net::{data_fresh, interest_with, InterestOpts};
 use icn_tlv::{Component, LpPacket, NackReason, Name};
 use proptest::prelude::*;
 

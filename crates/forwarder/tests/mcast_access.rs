@@ -11,9 +11,9 @@
 mod mcast_common;
 
 use icn_forwarder::engine::FaceParams;
-use icn_forwarder::testing::flows::LawFlow;
 use icn_multicast::wire::UNLIMITED_BPS;
 use icn_multicast::{MulticastReceiver, SourceConfig};
+use icn_sim::net::flows::LawFlow;
 use icn_tlv::Name;
 use mcast_common::*;
 

@@ -20,8 +20,8 @@ mod mcast_common;
 use cc_core::LawKind;
 use icn_consumer::{Scheme, SchemeOptions};
 use icn_forwarder::groups::SrmccGroups;
-use icn_forwarder::testing::flows::LawFlow;
 use icn_multicast::SourceConfig;
+use icn_sim::net::flows::LawFlow;
 use icn_tlv::Name;
 use mcast_common::*;
 

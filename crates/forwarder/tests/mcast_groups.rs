@@ -7,9 +7,9 @@
 
 mod mcast_common;
 
-use icn_forwarder::testing::flows::jain;
-use icn_forwarder::testing::flows::LawFlow;
 use icn_multicast::SourceConfig;
+use icn_sim::net::flows::jain;
+use icn_sim::net::flows::LawFlow;
 use icn_tlv::Name;
 use mcast_common::*;
 

@@ -13,9 +13,9 @@ mod mcast_common;
 
 use cc_core::Timestamp;
 use icn_forwarder::groups::SrmccGroups;
-use icn_forwarder::testing::flows::LawFlow;
-use icn_forwarder::testing::{Network, NodeId};
 use icn_multicast::SourceConfig;
+use icn_sim::net::flows::LawFlow;
+use icn_sim::net::{Network, NodeId};
 use icn_tlv::Name;
 use mcast_common::*;
 

@@ -8,10 +8,10 @@
 
 mod mcast_common;
 
-use icn_forwarder::testing::flows::LawFlow;
-use icn_forwarder::testing::LinkParams;
-use icn_forwarder::testing::Network;
 use icn_multicast::{ReceiverConfig, SourceConfig};
+use icn_sim::net::flows::LawFlow;
+use icn_sim::net::LinkParams;
+use icn_sim::net::Network;
 use icn_tlv::Name;
 use mcast_common::*;
 
@@ -26,7 +26,7 @@ fn lossy(bps: u64, delay_ms: u64, loss: f64) -> LinkParams {
 
 /// The lossy tree, a 3000-packet stream; returns the applications and
 /// the network after the stream ended and repairs settled.
-fn lossy_run(repair: bool) -> (Apps, Network, Vec<icn_forwarder::testing::NodeId>) {
+fn lossy_run(repair: bool) -> (Apps, Network, Vec<icn_sim::net::NodeId>) {
     let g: Name = "/mc/file".parse().unwrap();
     let mut net = Network::new(21);
     // S has no Content Store, so losses on S–C are the source's to repair.

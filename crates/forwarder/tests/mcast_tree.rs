@@ -16,9 +16,9 @@ use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::engine::{EngineConfig, FaceId};
 use icn_forwarder::groups::SrmccGroups;
-use icn_forwarder::testing::{AppId, LinkParams, Network, NodeId};
 use icn_multicast::wire::Subscription;
 use icn_multicast::{MulticastReceiver, MulticastSource, ReceiverConfig, SourceConfig};
+use icn_sim::net::{AppId, LinkParams, Network, NodeId};
 use icn_tlv::{MccFeedback, Name, NetPacket};
 
 const PAYLOAD: usize = 1000;

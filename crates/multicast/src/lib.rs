@@ -13,7 +13,9 @@
 //! * [`MulticastSource`]: rate adaptation, sequencing, pacing.
 //! * [`MulticastReceiver`]: membership refresh, feedback, loss/rate stats.
 //! * [`wire`]: the subscription, group Data and feedback encodings.
-//! * [`testing`]: a virtual-time tree simulator driving all three.
+//!
+//! The virtual-time tree simulator driving all three is `icn_sim::mcast`
+//! (crates/sim), outside the crates the binaries link.
 //!
 //! Nothing here reads a clock or owns a socket: every call takes `now`.
 //! Face identifiers are the engine's `FaceId.0` (`u64`).
@@ -28,7 +30,6 @@ pub mod pacer;
 pub mod receiver;
 pub mod repair;
 pub mod source;
-pub mod testing;
 pub mod wire;
 
 pub use error::McastError;

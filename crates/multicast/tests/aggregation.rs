@@ -3,9 +3,9 @@
 //! fair share and the extreme occupancies of the whole tree.
 
 use cc_core::Timestamp;
-use icn_multicast::testing::{HostId, LinkSpec, Sim};
 use icn_multicast::wire::occupancy_to_ppm;
 use icn_multicast::{NodeConfig, ReceiverConfig, SourceConfig};
+use icn_sim::mcast::{HostId, LinkSpec, Sim};
 use icn_tlv::Name;
 
 const QMAX: f64 = 50.0;

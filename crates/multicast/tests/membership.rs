@@ -3,8 +3,8 @@
 //! membership expires.
 
 use cc_core::{Duration, Timestamp};
-use icn_multicast::testing::{LinkSpec, Sim};
 use icn_multicast::{NodeConfig, ReceiverConfig, SourceConfig};
+use icn_sim::mcast::{LinkSpec, Sim};
 use icn_tlv::Name;
 
 fn at(ms: u64) -> Timestamp {

@@ -1,8 +1,8 @@
 //! SRMCC paper scenarios (Figure 4 topology) in virtual time.
 
 use cc_core::Timestamp;
-use icn_multicast::testing::{jain, HostId, LinkSpec, Sim};
 use icn_multicast::{NodeConfig, ReceiverConfig, SourceConfig};
+use icn_sim::mcast::{jain, HostId, LinkSpec, Sim};
 use icn_tlv::Name;
 
 const PAYLOAD: usize = 1000;

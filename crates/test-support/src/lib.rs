@@ -3,8 +3,7 @@
 //! package (`tests/common`): child processes killed and reaped on drop,
 //! commands run to completion within a bound, waits for a stdout line or a
 //! path with a bound, and free loopback ports. Every wait returns as soon
-//! as its event happens; the timeout only bounds a failure. [`response`]
-//! measures settling and overshoot of rate series for both arrival tests;
+//! as its event happens; the timeout only bounds a failure.
 //! [`openmetrics`] scrapes and strictly parses icnfwd's metrics endpoint.
 //!
 //! Dev-only (`publish = false`); panics are the point here: they are test
@@ -18,7 +17,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub mod openmetrics;
-pub mod response;
 
 /// A child process killed (SIGKILL) and reaped when dropped.
 pub struct KillOnDrop(pub Child);

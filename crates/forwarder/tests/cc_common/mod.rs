@@ -6,8 +6,8 @@ use icn_consumer::{Scheme, SchemeOptions};
 use icn_forwarder::cc::{CcConfig, CcScheme};
 use icn_forwarder::engine::{DropReason, EngineConfig, QueueLimits};
 pub use icn_forwarder::router::RouterConfig;
-use icn_forwarder::testing::flows::{jain, quantile, LawFlow};
-use icn_forwarder::testing::{AppId, LinkParams, Network, NodeId};
+use icn_sim::net::flows::{jain, quantile, LawFlow};
+use icn_sim::net::{AppId, LinkParams, Network, NodeId};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 

@@ -7,8 +7,8 @@ use cc_core::{ConsumerLaw, Duration, Timestamp};
 use icn_consumer::{RateSpec, Scheme, SchemeOptions};
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::engine::{DropReason, FaceId};
-use icn_forwarder::testing::flows::{drive, jain, quantile, LawFlow};
-use icn_forwarder::testing::{Network, NodeId};
+use icn_sim::net::flows::{drive, jain, quantile, LawFlow};
+use icn_sim::net::{Network, NodeId};
 
 use super::topo::Topology;
 use crate::cc_common::{engine, law, link, scheme_flow};

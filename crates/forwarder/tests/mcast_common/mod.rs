@@ -7,13 +7,13 @@ use bytes::Bytes;
 use cc_core::{ConsumerLaw, Duration, Timestamp};
 use icn_forwarder::engine::{EngineConfig, FaceId, QueueLimits};
 use icn_forwarder::groups::SrmccGroups;
-use icn_forwarder::testing::flows::LawFlow;
-use icn_forwarder::testing::{reply_frame, AppId, LinkParams, Network, NodeId};
 use icn_multicast::wire::Subscription;
 use icn_multicast::{
     Delivery, GroupPacket, MulticastReceiver, MulticastSource, NodeStats, ReceiverConfig,
     SourceConfig,
 };
+use icn_sim::net::flows::LawFlow;
+use icn_sim::net::{reply_frame, AppId, LinkParams, Network, NodeId};
 use icn_tlv::{MccFeedback, Name, NetPacket};
 
 /// Payload bytes of every group Data (the paper's 1000-byte packets).

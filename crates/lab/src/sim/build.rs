@@ -11,7 +11,7 @@ use icn_consumer::{RateSpec, SchemeOptions};
 use icn_forwarder::config::Config;
 use icn_forwarder::engine::FaceId;
 use icn_forwarder::router::RouterConfig;
-use icn_forwarder::testing::{LinkParams, Network, NodeId};
+use icn_sim::net::{LinkParams, Network, NodeId};
 use icn_tlv::Name;
 
 use super::consumer::FetchFlow;

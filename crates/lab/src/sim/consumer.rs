@@ -7,7 +7,7 @@ use cc_core::{SendLimit, Timestamp};
 use icn_consumer::fetch::{Discovery, FetchConfig, Fetcher};
 use icn_consumer::pipeline::{LogEvent, PipelineConfig};
 use icn_consumer::{Scheme, SchemeOptions};
-use icn_forwarder::testing::{AppId, Network};
+use icn_sim::net::{AppId, Network};
 use icn_tlv::Name;
 
 /// One consumer and what it logged.

@@ -1,4 +1,4 @@
-//! The virtual-time runner: the scenario in `icn_forwarder::testing::Network`
+//! The virtual-time runner: the scenario in `icn_sim::net::Network`
 //! with real engines and icncat's fetch per flow, driven in 1 ms steps of
 //! simulated time (no sleeps, no root), reproducible from a seed.
 

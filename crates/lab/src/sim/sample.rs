@@ -2,7 +2,7 @@
 //! namespace runner reads from icnfwd's management, read from the engines.
 
 use icn_forwarder::engine::DropReason;
-use icn_forwarder::testing::{Network, NodeId};
+use icn_sim::net::{Network, NodeId};
 
 use super::build::Built;
 use crate::scenario::Scenario;

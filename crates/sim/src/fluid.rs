@@ -15,13 +15,14 @@
 //!
 //! Nothing reads a clock or an RNG: the same inputs give the same series.
 //! [`settling_time`], [`overshoot`] and [`peak_queue_bytes`] summarise a
-//! run after an event such as a flow arrival.
+//! run after an event such as a flow arrival; the first two are
+//! [`crate::response`]'s measures over the samples, so this model and the
+//! engine and namespace runs settle and overshoot by one definition.
 
-use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
-use crate::rcp::{LinkRateLaw, RateConsumer, RateConsumerConfig};
-use crate::time::{Duration, Timestamp};
-use alloc::vec;
-use alloc::vec::Vec;
+use cc_core::rcp::{LinkRateLaw, RateConsumer, RateConsumerConfig};
+use cc_core::{ConsumerLaw, DataFeedback, Duration, SendLimit, Timestamp};
+
+use crate::response::Grid;
 
 /// One flow of the scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,8 +181,36 @@ pub fn run_link<L: LinkRateLaw>(law: &mut L, cfg: &SimConfig, flows: &[FlowSpec]
     out
 }
 
+/// The samples at or after `from` as a [`Grid`], one series per column
+/// `column(i, sample)` for `i` in `0..n`, and the time from `from` to the
+/// first of them. `None` when no sample is that late.
+fn grid_after(
+    series: &TimeSeries,
+    from: Timestamp,
+    n: usize,
+    column: impl Fn(usize, &Sample) -> f64,
+) -> Option<(Grid, Duration)> {
+    let first = series.samples.iter().position(|s| s.t >= from)?;
+    let after = &series.samples[first..];
+    // Samples are evenly spaced (every `sample_every` steps); with a single
+    // one the spacing never enters a measure.
+    let step_s = match series.samples.as_slice() {
+        [a, b, ..] => (b.t - a.t).as_secs_f64(),
+        _ => 1.0,
+    };
+    let grid = Grid {
+        step_s,
+        series: (0..n)
+            .map(|i| after.iter().map(|s| column(i, s)).collect())
+            .collect(),
+    };
+    Some((grid, after[0].t - from))
+}
+
 /// Time after `from` until every selected flow's rate enters and stays
-/// within `tolerance` (relative) of `target_bps`. `None` if it never does.
+/// within `tolerance` (relative) of `target_bps`: the strict settling of
+/// [`Grid::response`] (every excursion counts), so it ends at the first
+/// sample back in the band. `None` if it never settles.
 pub fn settling_time(
     series: &TimeSeries,
     from: Timestamp,
@@ -189,56 +218,25 @@ pub fn settling_time(
     target_bps: f64,
     tolerance: f64,
 ) -> Option<Duration> {
-    let band = target_bps * tolerance;
-    let mut last_out = Some(from);
-    for s in series.samples.iter().filter(|s| s.t >= from) {
-        let inside = flows.iter().all(|&i| {
-            s.flow_bps
-                .get(i)
-                .is_some_and(|&x| libm::fabs(x - target_bps) <= band)
-        });
-        if !inside {
-            last_out = Some(s.t);
-        }
-    }
-    let last = series.samples.last()?;
-    match last_out {
-        Some(t) if t >= last.t => None,
-        Some(t) => Some(t - from),
-        None => Some(Duration::ZERO),
-    }
+    // A flow the samples do not have is never inside the band.
+    let (grid, lead) = grid_after(series, from, flows.len(), |i, s| {
+        s.flow_bps.get(flows[i]).copied().unwrap_or(f64::INFINITY)
+    })?;
+    let finals = vec![target_bps; flows.len()];
+    let r = grid.response(&finals, tolerance, 0.0);
+    // The grid counts whole sample periods in f64 seconds: back to ns.
+    r.settling_strict_s
+        .map(|s| lead + Duration::from_nanos((s * 1e9).round() as u64))
 }
 
-/// Overshoot of the stamped rate around `target_bps` after `from`, in the
-/// control-theory sense: once the rate first crosses the target, the
-/// largest relative distance from it (covering the overshoot past the
-/// target and every later oscillation). 0 if it never crosses.
+/// Overshoot of the stamped rate around `target_bps` after `from`: the
+/// larger excursion ([`crate::response::Response::worst`]) once the rate has fallen through
+/// the target, the step answer a flow arrival asks for. A rate that never
+/// falls through it is measured over the whole span (a band of zero).
 pub fn overshoot(series: &TimeSeries, from: Timestamp, target_bps: f64) -> f64 {
-    let mut it = series.samples.iter().filter(|s| s.t >= from);
-    let Some(first) = it.next() else { return 0.0 };
-    let above = first.stamped_bps > target_bps;
-    let mut crossed = false;
-    let mut worst = 0.0f64;
-    for s in it {
-        if !crossed && (s.stamped_bps > target_bps) != above {
-            crossed = true;
-        }
-        if crossed {
-            worst = worst.max(libm::fabs(s.stamped_bps - target_bps) / target_bps);
-        }
-    }
-    worst
-}
-
-/// Largest relative shortfall of the aggregate input rate under
-/// `target_bps` between `from + grace` and the end (0 when none).
-pub fn undershoot(series: &TimeSeries, from: Timestamp, grace: Duration, target_bps: f64) -> f64 {
-    series
-        .samples
-        .iter()
-        .filter(|s| s.t >= from + grace)
-        .map(|s| (target_bps - s.input_bps) / target_bps)
-        .fold(0.0, f64::max)
+    grid_after(series, from, 1, |_, s| s.stamped_bps).map_or(0.0, |(grid, _)| {
+        grid.response(&[target_bps], 0.0, 0.0).worst()
+    })
 }
 
 /// Largest queue after `from` (Data-equivalent bytes).
@@ -254,7 +252,55 @@ pub fn peak_queue_bytes(series: &TimeSeries, from: Timestamp) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mircc::{MirccConfig, MirccRate};
+    use cc_core::mircc::{MirccConfig, MirccRate};
+
+    /// A hand-made run: samples every 10 ms, one flow and the stamped rate
+    /// both following `rates`.
+    fn series(rates: &[f64]) -> TimeSeries {
+        let samples = rates
+            .iter()
+            .enumerate()
+            .map(|(k, &r)| Sample {
+                t: Timestamp::from_millis(10 * k as u64),
+                stamped_bps: r,
+                input_bps: r,
+                queue_bytes: 0.0,
+                flow_bps: vec![r],
+            })
+            .collect();
+        TimeSeries {
+            samples,
+            nacked_bytes: 0.0,
+        }
+    }
+
+    #[test]
+    fn settling_and_overshoot_are_the_grid_measures_from_the_event_on() {
+        // Before 20 ms: the old rate; then a fall to 4 (20 % under 5), back
+        // in the ±10 % band from the sample at 50 ms.
+        let s = series(&[10.0, 10.0, 10.0, 4.0, 4.4, 5.2, 5.0, 5.0]);
+        let from = Timestamp::from_millis(20);
+        assert_eq!(
+            settling_time(&s, from, &[0], 5.0, 0.1),
+            Some(Duration::from_millis(30))
+        );
+        assert!((overshoot(&s, from, 5.0) - 0.2).abs() < 1e-9);
+        // An event between samples counts the wait for the first one.
+        let from = Timestamp::from_millis(15);
+        assert_eq!(
+            settling_time(&s, from, &[0], 5.0, 0.1),
+            Some(Duration::from_millis(35))
+        );
+        // A flow the samples lack, or a run that ends out of the band,
+        // never settles; nothing after the event, nothing measured.
+        assert_eq!(settling_time(&s, from, &[1], 5.0, 0.1), None);
+        assert_eq!(settling_time(&s, from, &[0], 8.0, 0.1), None);
+        assert_eq!(
+            settling_time(&s, Timestamp::from_millis(1000), &[0], 5.0, 0.1),
+            None
+        );
+        assert_eq!(overshoot(&s, Timestamp::from_millis(1000), 5.0), 0.0);
+    }
 
     #[test]
     fn single_flow_fills_the_link_to_eta() {

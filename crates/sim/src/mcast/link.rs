@@ -7,7 +7,7 @@ use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 
 use super::HostId;
-use crate::node::FaceSample;
+use icn_multicast::node::FaceSample;
 
 /// Capacity, delay and queue bound of a link (both directions alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

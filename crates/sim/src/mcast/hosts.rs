@@ -6,9 +6,9 @@ use cc_core::Timestamp;
 use icn_tlv::{decode_packet, MccFeedback, Name, NetPacket};
 
 use super::FIRST_FACE;
-use crate::receiver::{MulticastReceiver, ReceiverConfig};
-use crate::source::{MulticastSource, SourceConfig};
-use crate::wire::Subscription;
+use icn_multicast::receiver::{MulticastReceiver, ReceiverConfig};
+use icn_multicast::source::{MulticastSource, SourceConfig};
+use icn_multicast::wire::Subscription;
 
 /// A source host: sends as fast as its pacer allows while subscribed.
 #[derive(Debug)]

@@ -1,5 +1,5 @@
 //! Closed-loop runs of the explicit-rate laws over one bottleneck link
-//! (`cc_core::sim`), after MIRCC §3.2 / Figures 2-3: a 1 Mbit/s bottleneck,
+//! (`icn_sim::fluid`), after MIRCC §3.2 / Figures 2-3: a 1 Mbit/s bottleneck,
 //! one long background flow, three flows arriving together.
 //!
 //! Both laws run with the same period T = 100 ms (≈ the RTT, as MIRCC
@@ -15,10 +15,10 @@
 
 use cc_core::mircc::{MirccConfig, MirccRate};
 use cc_core::rcp::{LinkRateLaw, RcpConfig, RcpLink};
-use cc_core::sim::{
+use cc_core::{Duration, Timestamp};
+use icn_sim::fluid::{
     overshoot, peak_queue_bytes, run_link, settling_time, FlowSpec, SimConfig, TimeSeries,
 };
-use cc_core::{Duration, Timestamp};
 
 const C: f64 = 1e6;
 const ETA: f64 = 0.95;

@@ -17,8 +17,8 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{decode_packet, Name, NetPacket};
 
-use crate::node::{DataVerdict, FaceSampler, MulticastNode, NodeConfig};
-use crate::wire::Subscription;
+use icn_multicast::node::{DataVerdict, FaceSampler, MulticastNode, NodeConfig};
+use icn_multicast::wire::Subscription;
 
 /// Drops and non-multicast traffic seen by a simulated router.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -5,12 +5,12 @@
 //! (the queue whose occupancy SRMCC samples). Frames are real wire bytes,
 //! decoded at every hop, so the codecs are exercised end to end.
 //!
-//! * A **router** hosts a [`crate::MulticastNode`] and a FIB (group prefix →
+//! * A **router** hosts a [`icn_multicast::MulticastNode`] and a FIB (group prefix →
 //!   upstream face). It plays exactly the role the engine must play: see
 //!   [`router`] for the dispatch, which is the integration recipe.
-//! * A **source** host runs a [`crate::MulticastSource`], sending fixed-size
+//! * A **source** host runs a [`icn_multicast::MulticastSource`], sending fixed-size
 //!   payloads as fast as its pacer allows once a join has reached it.
-//! * A **receiver** host runs a [`crate::MulticastReceiver`]; it can leave
+//! * A **receiver** host runs a [`icn_multicast::MulticastReceiver`]; it can leave
 //!   or be killed (stops sending anything, still counts what arrives).
 //!
 //! Faces are numbered per host from 256 in connection order.
@@ -30,9 +30,9 @@ pub use hosts::{ReceiverHost, SourceHost};
 pub use link::{Link, LinkSpec, LinkStats};
 pub use router::RouterHost;
 
-use crate::node::NodeConfig;
-use crate::receiver::ReceiverConfig;
-use crate::source::SourceConfig;
+use icn_multicast::node::NodeConfig;
+use icn_multicast::receiver::ReceiverConfig;
+use icn_multicast::source::SourceConfig;
 
 /// First face id on every host.
 pub const FIRST_FACE: u64 = 256;

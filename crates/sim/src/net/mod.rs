@@ -22,8 +22,8 @@ use icn_tlv::{decode_packet, Data, Interest, LpPacket, NackReason, Name, NetPack
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::{FaceId, FaceParams, LinkType};
-use crate::router::{Router, RouterConfig};
+use icn_forwarder::engine::{FaceId, FaceParams, LinkType};
+use icn_forwarder::router::{Router, RouterConfig};
 
 /// Index of an engine in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -190,7 +190,7 @@ impl Network {
     /// Adds an engine.
     pub fn add_node(&mut self, cfg: impl Into<RouterConfig>) -> NodeId {
         let seed = self.rng.random();
-        self.nodes.push(crate::router::build(&cfg.into(), seed));
+        self.nodes.push(icn_forwarder::router::build(&cfg.into(), seed));
         NodeId(self.nodes.len() - 1)
     }
 
