@@ -5,6 +5,7 @@
 //! [`sweep`] generates scenarios over the operating envelope.
 
 pub mod agree;
+pub mod delivery;
 mod error;
 pub mod metrics;
 pub mod real;

@@ -24,6 +24,8 @@ pub const SETTLING_BAND: f64 = 0.2;
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowResult {
     pub name: String,
+    /// The consumer's node (delivery times are grouped by it).
+    pub consumer: String,
     pub class: String,
     pub start_s: f64,
     pub stop_s: f64,
@@ -44,6 +46,11 @@ pub struct FlowResult {
     /// no arrival times in icncat's log and puts the flow's start there.
     pub rtt_series_ms: Vec<(f64, f64)>,
     pub error: Option<String>,
+    /// Object size of a sized flow (`size_mb`, `[[arrivals]]`).
+    pub size_bytes: Option<u64>,
+    /// A sized flow's delivery time: its start until the last byte, s;
+    /// `None` when it did not complete before the run ended.
+    pub delivery_s: Option<f64>,
     /// icncat's `--stats-json`: written when the flow completed, and also
     /// when the harness stopped it at its stop time (SIGINT flushes it).
     pub icncat_stats: Option<serde_json::Value>,
@@ -153,8 +160,11 @@ pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunRe
         .map(|(_, c)| c)
         .sum();
     let half = t_end / 2.0;
+    // Sized flows (finite transfers) are judged by their delivery times
+    // (`crate::delivery`), not by fairness, settling or overshoot.
     let long: Vec<f64> = flows
         .iter()
+        .filter(|f| f.size_bytes.is_none())
         .filter(|f| f.start_s <= half + 0.5 && f.stop_s >= t_end - 0.5)
         .map(|f| f.rate_last_half_bps)
         .collect();
@@ -163,6 +173,7 @@ pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunRe
     // Flow arrival: the last start after time zero, if any.
     let t_join = flows
         .iter()
+        .filter(|f| f.size_bytes.is_none())
         .map(|f| f.start_s)
         .filter(|s| *s > 1.0)
         .fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))));
@@ -170,6 +181,7 @@ pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunRe
     if let Some(tj) = t_join {
         let active: Vec<&FlowResult> = flows
             .iter()
+            .filter(|f| f.size_bytes.is_none())
             .filter(|f| f.start_s <= tj + 0.5 && f.stop_s >= t_end - 0.5)
             .collect();
         let tail = t_end - (t_end - tj) / 4.0;
@@ -281,11 +293,25 @@ pub fn table_header() -> String {
 pub fn table_cells(r: &RunResult) -> [String; 12] {
     let b = r.bottleneck();
     let nacks: u64 = r.flows.iter().map(|f| f.nacks).sum();
-    let flows: Vec<String> = r
-        .flows
-        .iter()
-        .map(|f| format!("{}={:.2}", f.name, f.rate_last_half_bps / 1e6))
-        .collect();
+    // Many short flows (Poisson arrivals) would make a row of hundreds of
+    // columns; their story is the delivery table.
+    let flows: Vec<String> = if r.flows.len() > 8 {
+        let sized = r.flows.iter().filter(|f| f.size_bytes.is_some()).count();
+        let mut cells = vec![format!("{} flows ({sized} sized)", r.flows.len())];
+        cells.extend(
+            r.flows
+                .iter()
+                .filter(|f| f.size_bytes.is_none())
+                .take(8)
+                .map(|f| format!("{}={:.2}", f.name, f.rate_last_half_bps / 1e6)),
+        );
+        cells
+    } else {
+        r.flows
+            .iter()
+            .map(|f| format!("{}={:.2}", f.name, f.rate_last_half_bps / 1e6))
+            .collect()
+    };
     let settle = match (r.has_arrival, r.settling_s) {
         (false, _) => "-".to_string(),
         (true, Some(s)) => format!("{s:.1}"),
@@ -298,7 +324,11 @@ pub fn table_cells(r: &RunResult) -> [String; 12] {
         r.scenario.clone(),
         r.scheme.clone(),
         format!("{:.1}", b.utilisation * 100.0),
-        format!("{:.3}", r.jain),
+        if r.flows.iter().all(|f| f.size_bytes.is_some()) {
+            "-".to_string()
+        } else {
+            format!("{:.3}", r.jain)
+        },
         format!("{:.1}", b.queue_p95_ms),
         r.flow_queueing_p95_ms()
             .map_or_else(|| "-".to_string(), |q| format!("{q:.1}")),

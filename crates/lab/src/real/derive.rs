@@ -87,8 +87,20 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             .collect();
         let rtts = d.flow_rtts.get(&f.name).map_or(&[][..], Vec::as_slice);
         let rtt_series_ms = rtts.iter().map(|r| (start, *r)).collect();
+        let stats = d.flow_stats.get(&f.name);
+        // icncat's own clock, from its start to the last segment.
+        let delivery_s = f.size_bytes.and_then(|_| {
+            let s = stats?;
+            s.get("completed")?
+                .as_bool()
+                .filter(|c| *c)
+                .and_then(|_| s.get("elapsed_s")?.as_f64())
+        });
         flows.push(FlowResult {
             name: f.name.clone(),
+            consumer: f.consumer.clone(),
+            size_bytes: f.size_bytes,
+            delivery_s,
             class: f.class.clone(),
             start_s: start,
             stop_s: stop,
@@ -104,7 +116,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             rtt_p95_ms: percentile(&rtts[rtts.len() / 2..], 0.95),
             rtt_series_ms,
             error: d.flow_errors.get(&f.name).cloned(),
-            icncat_stats: d.flow_stats.get(&f.name).cloned(),
+            icncat_stats: stats.cloned(),
         });
     }
 

@@ -66,6 +66,9 @@ pub fn page(meta: &ReportMeta<'_>, runs: &[RunResult], plots: &[(&str, String)])
         cmd = esc(&meta.command),
     );
     s.push_str(&table(runs));
+    if let Some(d) = crate::delivery::table(runs) {
+        let _ = write!(s, "<h2>Delivery times</h2>\n<pre>{}</pre>\n", esc(&d));
+    }
     s.push_str(
         "<p>util%: bottleneck (first measured link) utilisation over the last half; \
          p95q_ms: its 95th-percentile queueing delay (Data backlog plus held Interests); \

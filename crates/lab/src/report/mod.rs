@@ -37,6 +37,10 @@ pub fn summary(runs: &[RunResult]) -> String {
         s.push_str(&table_row(r));
     }
     s.push('\n');
+    if let Some(d) = crate::delivery::table(runs) {
+        s.push('\n');
+        s.push_str(&d);
+    }
     s
 }
 

@@ -88,7 +88,24 @@ pub fn figures(runs: &[RunResult]) -> Vec<Figure> {
         "Congestion drops at the sending node",
         "drops",
     );
+    let mut delivery = Figure::new(
+        "delivery",
+        "CDF of sized flows' delivery times (completed flows)",
+        "delivery_s",
+    )
+    .plot("fraction");
+    delivery.cdf = true;
+    delivery.x_label = "delivery time (s)";
     for r in runs {
+        // x: the flow's start, y: its delivery time.
+        let done: Vec<(f64, f64)> = r
+            .flows
+            .iter()
+            .filter_map(|f| Some((f.start_s, f.delivery_s?)))
+            .collect();
+        if !done.is_empty() {
+            delivery.push(r, "flows".to_string(), done);
+        }
         for f in &r.flows {
             goodput.push(r, f.name.clone(), scaled(&f.rates, 1e-6));
             rtt.push(r, f.name.clone(), f.rtt_series_ms.clone());
@@ -110,5 +127,9 @@ pub fn figures(runs: &[RunResult]) -> Vec<Figure> {
             }
         }
     }
-    vec![goodput, queue, rates, rtt_cdf, rtt, send, util, drops]
+    let mut all = vec![goodput, queue, rates, rtt_cdf, rtt, send, util, drops];
+    if !delivery.series.is_empty() {
+        all.insert(0, delivery);
+    }
+    all
 }

@@ -71,16 +71,24 @@ impl Scenario {
 
     /// Static routes towards a producer: at every node, each neighbour one
     /// hop closer to `producer` (so equal-length paths are all offered, and
-    /// the strategy picks), with cost 10 × the hops left.
+    /// the strategy picks; only the first with `single_path`), with cost
+    /// 10 × the hops left.
     pub fn routes_towards(&self, producer: &str) -> Vec<(String, String, u64)> {
         let d = self.distances_to(producer);
         let mut out = Vec::new();
         for n in &self.nodes {
             let Some(&dn) = d.get(&n.name) else { continue };
-            for m in self.neighbours(&n.name) {
-                if d.get(m).is_some_and(|&dm| dm + 1 == dn) {
-                    out.push((n.name.clone(), m.to_string(), 10 * u64::from(dn)));
-                }
+            let mut next: Vec<&str> = self
+                .neighbours(&n.name)
+                .filter(|m| d.get(*m).is_some_and(|&dm| dm + 1 == dn))
+                .collect();
+            if self.single_path {
+                // The first in file order: deterministic, and the same in
+                // both runners.
+                next.truncate(1);
+            }
+            for m in next {
+                out.push((n.name.clone(), m.to_string(), 10 * u64::from(dn)));
             }
         }
         out

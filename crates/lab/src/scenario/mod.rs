@@ -3,6 +3,7 @@
 //! serde reads the file ([`raw`]); this module checks what serde cannot
 //! (names that must exist, ranges) and builds the [`Scenario`] both runners take.
 
+mod arrivals;
 mod graph;
 mod raw;
 #[cfg(test)]
@@ -65,7 +66,8 @@ pub struct Flow {
     pub cc: Option<String>,
     /// `--rate` for `fixed` (or the initial rate of rate laws), bit/s.
     pub rate_bps: Option<f64>,
-    /// Object size; absent = large enough to last until `stop_s`.
+    /// Object size; absent = large enough to last until `stop_s`. A sized
+    /// flow ends when it has the whole object; its delivery time is measured.
     pub size_bytes: Option<u64>,
 }
 
@@ -108,6 +110,9 @@ pub struct Scenario {
     /// (`"final"`, default) or the equal share of the bottleneck capacity
     /// (`"fair_share"`).
     pub settle_to_fair_share: bool,
+    /// One computed next hop per node instead of every equal-length one
+    /// (MIRCC's "multipath forwarding disabled" runs).
+    pub single_path: bool,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -260,14 +265,27 @@ impl Scenario {
             });
         }
 
-        let flows = v
+        let mut flows = v
             .flow
             .iter()
             .enumerate()
             .map(|(i, f)| flow(f, &format!("flow[{i}]"), duration_s, &has))
             .collect::<Result<Vec<Flow>, String>>()?;
+        for (i, a) in v.arrivals.iter().enumerate() {
+            flows.extend(arrivals::expand(
+                a,
+                &format!("arrivals[{i}]"),
+                duration_s,
+                &has,
+            )?);
+        }
+        for (i, f) in flows.iter().enumerate() {
+            if flows[..i].iter().any(|g| g.name == f.name) {
+                return Err(format!("duplicate flow name `{}`", f.name));
+            }
+        }
         if flows.is_empty() {
-            return Err("a scenario needs at least one [[flow]]".into());
+            return Err("a scenario needs at least one [[flow]] or [[arrivals]]".into());
         }
         let link_between = |x: &str, y: &str| {
             links
@@ -335,6 +353,7 @@ impl Scenario {
         };
         let sc = Scenario {
             settle_to_fair_share,
+            single_path: v.single_path,
             name: v.name,
             title: v.title,
             duration_s,

@@ -19,6 +19,8 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub ci_duration_s_by_scheme: BTreeMap<String, f64>,
     pub settle_to: Option<String>,
+    #[serde(default)]
+    pub single_path: bool,
     pub measure: Vec<Vec<String>>,
     #[serde(default)]
     pub node: Vec<RawNode>,
@@ -28,6 +30,8 @@ pub(super) struct RawScenario {
     pub flow: Vec<RawFlow>,
     #[serde(default)]
     pub route: Vec<RawRoute>,
+    #[serde(default)]
+    pub arrivals: Vec<RawArrivals>,
     pub cc_none: Option<toml::Table>,
     pub cc_pcon: Option<toml::Table>,
     pub cc_rcp: Option<toml::Table>,
@@ -90,4 +94,18 @@ pub(super) struct RawRoute {
     pub flow: String,
     pub via: String,
     pub cost: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawArrivals {
+    pub name: String,
+    pub mean_interarrival_s: f64,
+    pub start_s: Option<f64>,
+    pub stop_s: Option<f64>,
+    pub consumers: Vec<String>,
+    pub producers: Vec<String>,
+    pub size_mb: f64,
+    pub seed: Option<u64>,
+    pub class: Option<String>,
 }

@@ -187,3 +187,78 @@ fn an_unknown_key_names_the_key_the_file_and_the_line() {
     let e = Scenario::parse_named(&format!("{DIAMOND}\n[cc_tcp]\nx = 1\n"), "f.toml").unwrap_err();
     assert!(e.to_string().contains("cc_tcp"), "{e}");
 }
+
+const ARRIVALS: &str = r#"
+    [[arrivals]]
+    name = "a"
+    mean_interarrival_s = 0.5
+    stop_s = 10
+    consumers = ["c"]
+    producers = ["p", "x"]
+    size_mb = 0.2
+    seed = 7
+"#;
+
+#[test]
+fn poisson_arrivals_expand_into_sized_flows_reproducibly() {
+    let text = format!("{DIAMOND}{ARRIVALS}");
+    let a = Scenario::parse(&text).unwrap();
+    let b = Scenario::parse(&text).unwrap();
+    assert_eq!(a.flows, b.flows, "same seed, same arrivals");
+    let gen: Vec<&Flow> = a.flows.iter().filter(|f| f.name.starts_with('a')).collect();
+    // 10 s at one arrival per 0.5 s: 20 expected; Poisson spread is ~±4.5.
+    assert!((8..=35).contains(&gen.len()), "{} arrivals", gen.len());
+    let mut last = 0.0;
+    for f in &gen {
+        assert!(f.start_s >= last && f.start_s < 10.0, "{f:?}");
+        last = f.start_s;
+        assert_eq!(f.size_bytes, Some(200_000));
+        assert_eq!((f.consumer.as_str(), f.stop_s), ("c", 20.0));
+        assert!(f.producer == "p" || f.producer == "x");
+    }
+    assert!(gen.iter().any(|f| f.producer == "x") && gen.iter().any(|f| f.producer == "p"));
+    let mean_gap = gen.last().unwrap().start_s / gen.len() as f64;
+    assert!((0.25..=1.0).contains(&mean_gap), "mean gap {mean_gap}");
+    let other = Scenario::parse(&text.replace("seed = 7", "seed = 8")).unwrap();
+    assert_ne!(a.flows, other.flows, "another seed, other arrivals");
+}
+
+#[test]
+fn arrivals_are_checked() {
+    for (from, to, msg) in [
+        (
+            "consumers = [\"c\"]",
+            "consumers = [\"zz\"]",
+            "no node `zz`",
+        ),
+        (
+            "consumers = [\"c\"]",
+            "consumers = [\"p\"]",
+            "both a consumer",
+        ),
+        (
+            "mean_interarrival_s = 0.5",
+            "mean_interarrival_s = 0",
+            "> 0",
+        ),
+        ("stop_s = 10", "stop_s = 30", "stop_s <= duration_s"),
+    ] {
+        let text = format!("{DIAMOND}{ARRIVALS}").replace(from, to);
+        let e = Scenario::parse(&text).unwrap_err().to_string();
+        assert!(e.contains(msg), "{to}: {e}");
+    }
+}
+
+#[test]
+fn single_path_keeps_one_next_hop_per_node() {
+    let multi = Scenario::parse(DIAMOND).unwrap();
+    let at_r = |s: &Scenario| {
+        s.routes_towards("p")
+            .into_iter()
+            .filter(|(n, _, _)| n == "r")
+            .count()
+    };
+    assert_eq!(at_r(&multi), 2);
+    let single = Scenario::parse(&format!("single_path = true\n{DIAMOND}")).unwrap();
+    assert_eq!(at_r(&single), 1);
+}

@@ -5,14 +5,15 @@
 
 use std::collections::BTreeMap;
 
+use bytes::Bytes;
 use cc_core::{Duration, LawKind, Timestamp};
 use icn_consumer::scheme::parse_service_class;
 use icn_consumer::{RateSpec, SchemeOptions};
 use icn_forwarder::config::Config;
 use icn_forwarder::engine::FaceId;
 use icn_forwarder::router::RouterConfig;
-use icn_sim::net::{LinkParams, Network, NodeId};
-use icn_tlv::Name;
+use icn_sim::net::{reply_frame, LinkParams, Network, NodeId, Responder};
+use icn_tlv::{Component, Data, Name};
 
 use super::consumer::FetchFlow;
 use crate::real::topo::{cc_section, Caps};
@@ -71,6 +72,25 @@ pub(super) fn consumer_options(
     })
 }
 
+/// A producer of a `len`-byte object in `segment_bytes` segments, as icnput
+/// serves a file: every Data carries the FinalBlockId (so the fetch knows
+/// where to stop), and Interests past the end get no answer.
+fn sized_producer(len: u64, segment_bytes: usize) -> Responder {
+    let seg = segment_bytes.max(1) as u64;
+    let last = len.saturating_sub(1) / seg;
+    let content = Bytes::from(vec![0x5a; segment_bytes]);
+    Box::new(move |_, i, lp| {
+        let n = i.name.last()?.as_segment()?;
+        if n > last {
+            return None;
+        }
+        let size = if n == last { len - last * seg } else { seg };
+        let mut d = Data::new(i.name.clone(), content.slice(..size as usize));
+        d.meta.final_block_id = Some(Component::segment(last));
+        Some(reply_frame(lp, d.encode_signed_digest_sha256()))
+    })
+}
+
 fn link_params(capacity_bps: u64, delay_ms: f64, loss: f64) -> LinkParams {
     LinkParams {
         delay: Duration::from_nanos((delay_ms * 1e6).round() as u64),
@@ -107,7 +127,18 @@ pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Resul
         let name: Name = prefix
             .parse()
             .map_err(|_| LabError::Unsupported(format!("flow name {:?}", f.name)))?;
-        net.add_producer(nodes[&f.producer], &prefix, segment_bytes, None);
+        match f.size_bytes {
+            None => {
+                net.add_producer(nodes[&f.producer], &prefix, segment_bytes, None);
+            }
+            Some(len) => {
+                let responder = sized_producer(len, segment_bytes);
+                let (_, face) = net.add_app(nodes[&f.producer], Some(responder));
+                net.node_mut(nodes[&f.producer])
+                    .fib_add_nexthop(&name, face, 0)
+                    .map_err(|e| LabError::Unsupported(format!("producer route: {e:?}")))?;
+            }
+        }
         for (node, via, cost) in sc.routes_for(f) {
             let face = faces[&(node.clone(), via)];
             net.node_mut(nodes[&node])
@@ -117,9 +148,6 @@ pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Resul
         let app = net.add_consumer(nodes[&f.consumer]);
         app_faces.push((nodes[&f.consumer], net.app_face(app)));
         let at = |s: f64| Timestamp::ZERO + Duration::from_nanos((s * scale * 1e9) as u64);
-        if f.size_bytes.is_some() {
-            tracing::warn!(flow = %f.name, "size_mb is ignored in virtual time: the flow fetches until stop_s");
-        }
         let opts = consumer_options(sc, scheme, f)?;
         let flow_seed = seed ^ (0x9e37_79b9 * (i as u64 + 1));
         flows.push(FetchFlow::new(

@@ -20,6 +20,8 @@ pub(super) struct FetchFlow {
     pub rtts: Vec<(f64, f64)>,
     /// (run time s, Interests/s) at each change of a rate law's rate.
     pub send_rates: Vec<(f64, f64)>,
+    /// Run time (s) the fetch had the whole object (a sized flow's end).
+    pub done_s: Option<f64>,
 }
 
 fn secs(t: Timestamp) -> f64 {
@@ -60,6 +62,7 @@ impl FetchFlow {
             stop,
             rtts: Vec::new(),
             send_rates: Vec::new(),
+            done_s: None,
         }
     }
 
@@ -80,6 +83,9 @@ impl FetchFlow {
             net.send(self.app, wire);
         }
         while self.fetcher.poll_output().is_some() {}
+        if self.done_s.is_none() && self.fetcher.is_done() && self.fetcher.error().is_none() {
+            self.done_s = Some(secs(now));
+        }
         while let Some(ev) = self.fetcher.poll_log() {
             match ev {
                 LogEvent::Rtt { rtt, .. } => self.rtts.push((secs(now), rtt.as_secs_f64() * 1e3)),

@@ -101,6 +101,12 @@ fn measure(
             let rtts: Vec<f64> = ff.rtts.iter().map(|x| x.1).collect();
             FlowResult {
                 name: f.name.clone(),
+                consumer: f.consumer.clone(),
+                size_bytes: f.size_bytes,
+                delivery_s: f
+                    .size_bytes
+                    .and(ff.done_s)
+                    .map(|done| (done - start).max(0.0)),
                 class: f.class.clone(),
                 start_s: start,
                 stop_s: stop,
