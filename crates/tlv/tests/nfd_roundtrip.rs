@@ -82,8 +82,22 @@ fn counters() -> impl Strategy<Value = PacketCounters> {
 
 fn face_status() -> impl Strategy<Value = FaceStatus> {
     (
-        (any::<u64>(), text(), text(), opt_u64(), 0u64..2, 0u64..3, 0u64..3),
-        (opt_u64(), opt_u64(), opt_u64(), counters(), any::<[u64; 3]>()),
+        (
+            any::<u64>(),
+            text(),
+            text(),
+            opt_u64(),
+            0u64..2,
+            0u64..3,
+            0u64..3,
+        ),
+        (
+            opt_u64(),
+            opt_u64(),
+            opt_u64(),
+            counters(),
+            any::<[u64; 3]>(),
+        ),
     )
         .prop_map(
             |((id, uri, local, exp, scope, pers, link), (bcmi, dct, mtu, counters, n))| {
