@@ -32,22 +32,12 @@ impl Reads {
     };
 }
 
-/// CCC paces travel as milli-Interests per second (crates/tlv README).
-pub fn ips_to_wire(ips: f64) -> u64 {
-    if ips.is_finite() {
-        (ips * 1000.0).clamp(0.0, u64::MAX as f64) as u64
-    } else {
-        u64::MAX
-    }
-}
-
-/// Inverse of [`ips_to_wire`].
-pub fn ips_from_wire(milli_ips: u64) -> f64 {
-    milli_ips as f64 / 1000.0
-}
+/// CCC paces travel as milli-Interests per second; the one encoding rule
+/// (rounding, "unbounded") is icn-tlv's.
+pub use icn_tlv::cc::{ips_from_wire, ips_to_wire};
 
 fn bps(v: Option<u64>) -> Option<f64> {
-    v.map(|x| x as f64)
+    v.map(icn_tlv::cc::rate_from_wire)
 }
 
 /// Feedback of one Data: `mark` is the LP CongestionMark (0 when absent),
@@ -158,5 +148,7 @@ mod tests {
         assert_eq!(ips_from_wire(ips_to_wire(123.456)), 123.456);
         assert_eq!(ips_to_wire(-1.0), 0);
         assert_eq!(ips_to_wire(f64::INFINITY), u64::MAX);
+        // The rule rounds (the old consumer copy truncated 0.0019 to 1).
+        assert_eq!(ips_to_wire(0.0019), 2);
     }
 }

@@ -1,30 +1,14 @@
 //! The little NFD management a producer needs: `rib/register` as a v0.3
 //! signed command Interest (DigestSha256, the shape python-ndn appv2 sends)
-//! and the ControlResponse it gets back.
-//!
-//! The full management TLV set lives in the forwarder crate; a client only
-//! needs these few numbers (protocol.md §3.1–3.3).
+//! and the ControlResponse it gets back. The TLVs are icn-tlv's
+//! ([`icn_tlv::nfd`]); this module only adds the producer's view of a reply.
 
-use bytes::{BufMut, Bytes, BytesMut};
-use cc_core::Duration;
-use icn_tlv::element::{write_bytes_tlv, write_header, write_nni_tlv, Element};
-use icn_tlv::{Component, Interest, Name};
-use sha2::{Digest, Sha256};
+use bytes::Bytes;
+use icn_tlv::nfd::command::digest_command;
+use icn_tlv::nfd::{self, ControlParameters};
+use icn_tlv::{Interest, Name};
 
-const CONTROL_PARAMETERS: u32 = 104;
-const CONTROL_RESPONSE: u32 = 101;
-const STATUS_CODE: u32 = 102;
-const STATUS_TEXT: u32 = 103;
-const FACE_ID: u32 = 105;
-const COST: u32 = 106;
-const ORIGIN: u32 = 111;
-const NAME: u32 = 7;
-const APPLICATION_PARAMETERS: u32 = 36;
-const INTEREST_SIGNATURE_INFO: u32 = 44;
-const SIGNATURE_TYPE: u32 = 27;
-const SIGNATURE_NONCE: u32 = 38;
-const SIGNATURE_TIME: u32 = 40;
-const PARAMETERS_SHA256_DIGEST: u32 = 2;
+pub use icn_tlv::nfd::command::CommandSigning;
 
 /// Route flag CHILD_INHERIT (ndn-cxx sets it on registrations).
 pub const ROUTE_FLAG_CHILD_INHERIT: u64 = 1;
@@ -38,7 +22,7 @@ pub enum MgmtError {
     Status { code: u64, text: String },
 }
 
-/// A decoded ControlResponse.
+/// A decoded ControlResponse, as much of it as a producer reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControlResponse {
     pub code: u64,
@@ -50,46 +34,18 @@ pub struct ControlResponse {
 }
 
 impl ControlResponse {
-    /// Decodes the Content of a command reply (one ControlResponse TLV).
+    /// Decodes the Content of a command reply (one ControlResponse TLV)
+    /// with icn-tlv's decoder.
     pub fn decode(content: &[u8]) -> Result<ControlResponse, MgmtError> {
-        let el = Element::parse_exact(content).map_err(|_| MgmtError::Malformed)?;
-        if el.typ() != CONTROL_RESPONSE {
-            return Err(MgmtError::Malformed);
-        }
-        let mut r = ControlResponse {
-            code: 0,
-            text: String::new(),
-            face_id: None,
-            name: None,
-        };
-        let mut saw_code = false;
-        for c in el.children() {
-            let c = c.map_err(|_| MgmtError::Malformed)?;
-            match c.typ() {
-                STATUS_CODE => {
-                    r.code = read_nni(c.value()).ok_or(MgmtError::Malformed)?;
-                    saw_code = true;
-                }
-                STATUS_TEXT => r.text = String::from_utf8_lossy(c.value()).into_owned(),
-                CONTROL_PARAMETERS => {
-                    for p in c.children() {
-                        let p = p.map_err(|_| MgmtError::Malformed)?;
-                        match p.typ() {
-                            FACE_ID => r.face_id = read_nni(p.value()),
-                            NAME => {
-                                r.name = Name::from_value(Bytes::copy_from_slice(p.value())).ok()
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        if !saw_code {
-            return Err(MgmtError::Malformed);
-        }
-        Ok(r)
+        let r = nfd::ControlResponse::decode(Bytes::copy_from_slice(content))
+            .map_err(|_| MgmtError::Malformed)?;
+        let body = r.body.unwrap_or_default();
+        Ok(ControlResponse {
+            code: u64::from(r.code),
+            text: r.text,
+            face_id: body.face_id,
+            name: body.name,
+        })
     }
 
     /// `Ok` for 2xx codes, the status as an error otherwise.
@@ -105,80 +61,22 @@ impl ControlResponse {
     }
 }
 
-fn read_nni(v: &[u8]) -> Option<u64> {
-    match v.len() {
-        1 | 2 | 4 | 8 => Some(v.iter().fold(0u64, |a, b| (a << 8) | u64::from(*b))),
-        _ => None,
-    }
-}
-
-/// Inputs of a command Interest that the caller picks (clock, randomness).
-#[derive(Debug, Clone, Copy)]
-pub struct CommandSigning {
-    /// SignatureTime, ms since the Unix epoch.
-    pub time_ms: u64,
-    /// SignatureNonce (8 octets).
-    pub sig_nonce: [u8; 8],
-    /// Interest Nonce.
-    pub nonce: u32,
-}
-
-/// `ControlParameters{Name[, Origin, Cost, Flags]}` as a TLV.
+/// `ControlParameters{Name[, Origin, Cost]}` as a TLV.
 pub fn register_parameters(prefix: &Name, origin: Option<u64>, cost: Option<u64>) -> Bytes {
-    let mut inner = BytesMut::new();
-    prefix.encode_into(&mut inner);
-    if let Some(o) = origin {
-        write_nni_tlv(&mut inner, ORIGIN, o);
+    ControlParameters {
+        name: Some(prefix.clone()),
+        origin,
+        cost,
+        ..ControlParameters::default()
     }
-    if let Some(c) = cost {
-        write_nni_tlv(&mut inner, COST, c);
-    }
-    let mut out = BytesMut::new();
-    write_bytes_tlv(&mut out, CONTROL_PARAMETERS, &inner);
-    out.freeze()
+    .encode()
 }
 
 /// Builds a signed Interest v0.3 command `/localhost/nfd/<module>/<verb>/<params>`
 /// with DigestSha256, empty ApplicationParameters and lifetime 1000 ms, as
 /// python-ndn's appv2 does (vectors/rib_register_appv2.hex).
 pub fn command_interest(module: &str, verb: &str, params: Bytes, s: CommandSigning) -> Interest {
-    let name = Name::from_components([
-        Component::generic(Bytes::from_static(b"localhost")),
-        Component::generic(Bytes::from_static(b"nfd")),
-        Component::generic(Bytes::copy_from_slice(module.as_bytes())),
-        Component::generic(Bytes::copy_from_slice(verb.as_bytes())),
-        Component::generic(params),
-    ]);
-    let mut sig_info = BytesMut::new();
-    write_nni_tlv(&mut sig_info, SIGNATURE_TYPE, 0);
-    write_bytes_tlv(&mut sig_info, SIGNATURE_NONCE, &s.sig_nonce);
-    // SignatureTime is written as 8 octets, like python-ndn.
-    write_header(&mut sig_info, SIGNATURE_TIME, 8);
-    sig_info.put_u64(s.time_ms);
-    let sig_info = sig_info.freeze();
-
-    let mut h = Sha256::new();
-    let mut comp = BytesMut::new();
-    for c in name.components() {
-        if c.typ() != PARAMETERS_SHA256_DIGEST {
-            comp.clear();
-            c.encode_into(&mut comp);
-            h.update(&comp);
-        }
-    }
-    let mut tail = BytesMut::new();
-    write_header(&mut tail, APPLICATION_PARAMETERS, 0);
-    write_bytes_tlv(&mut tail, INTEREST_SIGNATURE_INFO, &sig_info);
-    h.update(&tail);
-    let sig_value: [u8; 32] = h.finalize().into();
-
-    let mut i = Interest::new(name);
-    i.nonce = Some(s.nonce);
-    i.lifetime = Some(Duration::from_millis(1000));
-    i.app_params = Some(Bytes::new());
-    i.sig_info = Some(sig_info);
-    i.sig_value = Some(Bytes::copy_from_slice(&sig_value));
-    i
+    digest_command(module, verb, params, s)
 }
 
 /// The rib/register command for `prefix`.
@@ -194,6 +92,9 @@ pub fn rib_register(prefix: &Name, s: CommandSigning) -> Interest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::BytesMut;
+    use icn_tlv::element::{write_bytes_tlv, write_nni_tlv};
+    use icn_tlv::nfd::params::tt::{CONTROL_RESPONSE, STATUS_CODE, STATUS_TEXT};
 
     fn hex(s: &str) -> Vec<u8> {
         (0..s.len())

@@ -98,18 +98,7 @@ pub enum FrameError {
 }
 
 fn varnum(b: &[u8]) -> Option<(u64, usize)> {
-    let first = *b.first()?;
-    let n = match first {
-        0..=252 => return Some((u64::from(first), 1)),
-        253 => 2,
-        254 => 4,
-        255 => 8,
-    };
-    let v = b
-        .get(1..1 + n)?
-        .iter()
-        .fold(0u64, |a, x| (a << 8) | u64::from(*x));
-    Some((v, 1 + n))
+    icn_tlv::varnum::read_varnum(b).ok()
 }
 
 impl StreamFramer {

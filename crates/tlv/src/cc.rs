@@ -12,81 +12,55 @@ use crate::name::Name;
 use crate::types;
 use crate::varnum::read_nni;
 
-/// MIRCC traffic class of an Interest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TrafficClass {
-    /// Primary path traffic (wire code 0).
-    Primary,
-    /// Secondary path traffic (wire code 1).
-    Secondary,
-}
+/// MIRCC traffic class of an Interest: cc-core's enum is the one
+/// definition; its `code`/`from_code` are the wire codes (0, 1).
+pub use cc_core::mircc::TrafficClass;
+/// QSCCP service class: cc-core's enum is the one definition; its
+/// `from_wire`/`to_wire` are the wire rule (0..=7 CS7..BE, +8 penalised).
+pub use cc_core::qsccp::ServiceClass;
 
-impl TrafficClass {
-    /// Wire code.
-    pub const fn code(self) -> u64 {
-        match self {
-            TrafficClass::Primary => 0,
-            TrafficClass::Secondary => 1,
-        }
-    }
-    /// From a wire code.
-    pub const fn from_code(c: u64) -> Option<Self> {
-        match c {
-            0 => Some(TrafficClass::Primary),
-            1 => Some(TrafficClass::Secondary),
-            _ => None,
-        }
-    }
-}
+/// Milli-units per unit of a pace on the wire (CCC paces travel as
+/// milli-Interests per second, algorithms.md §3.3).
+const MILLI: f64 = 1000.0;
 
-/// QSCCP service class, highest priority first. Wire codes 0..=7 follow the
-/// QSCCP code (`queues.cpp getQueueByTos`): CS7 = 0 .. BE = 7.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ServiceClass {
-    /// Network control (code 0).
-    Cs7,
-    /// Internetwork control (code 1).
-    Cs6,
-    /// Expedited forwarding (code 2).
-    Ef,
-    /// Assured forwarding 4 (code 3).
-    Af4,
-    /// Assured forwarding 3 (code 4).
-    Af3,
-    /// Assured forwarding 2 (code 5).
-    Af2,
-    /// Assured forwarding 1 (code 6).
-    Af1,
-    /// Best effort (code 7; the default when absent).
-    Be,
-}
-
-impl ServiceClass {
-    /// All classes in code order.
-    pub const ALL: [ServiceClass; 8] = [
-        ServiceClass::Cs7,
-        ServiceClass::Cs6,
-        ServiceClass::Ef,
-        ServiceClass::Af4,
-        ServiceClass::Af3,
-        ServiceClass::Af2,
-        ServiceClass::Af1,
-        ServiceClass::Be,
-    ];
-    /// Wire code 0..=7.
-    pub const fn code(self) -> u64 {
-        self as u64
-    }
-    /// From a wire code 0..=7.
-    pub fn from_code(c: u64) -> Option<Self> {
-        usize::try_from(c)
-            .ok()
-            .and_then(|i| Self::ALL.get(i).copied())
+/// The one rate/pace encoding rule: a non-negative `f64` becomes the nearest
+/// NonNegativeInteger (`f64::round`, halves away from zero), saturating at
+/// `u64::MAX`. "Unbounded" (`+∞`) is `u64::MAX`, the largest representable
+/// value, so it never binds a receiver that takes a minimum; NaN and values
+/// ≤ 0 are 0.
+fn to_wire(x: f64) -> u64 {
+    if x.is_nan() || x <= 0.0 {
+        0
+    } else if x >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        x.round() as u64
     }
 }
 
-/// Wire code offset that marks a penalised flow (QSCCP code: class + 8).
-const PENALISED: u64 = 8;
+/// A CCC pace (Interests/s) as its wire value, milli-Interests/s, by the
+/// rule of [`rate_to_wire`]: `ips_to_wire(1.5) == 1500`, `+∞ → u64::MAX`.
+pub fn ips_to_wire(ips: f64) -> u64 {
+    to_wire(ips * MILLI)
+}
+
+/// Inverse of [`ips_to_wire`]. `u64::MAX` decodes to about 1.8e16
+/// Interests/s: finite, so laws that treat non-finite input as 0 still read
+/// it as "no limit".
+pub fn ips_from_wire(milli_ips: u64) -> f64 {
+    milli_ips as f64 / MILLI
+}
+
+/// A rate (bit/s) as its wire value, by the same rule as [`ips_to_wire`]:
+/// rounded to the nearest bit/s, `+∞ → u64::MAX`, NaN/negative → 0.
+pub fn rate_to_wire(bps: f64) -> u64 {
+    to_wire(bps)
+}
+
+/// Inverse of [`rate_to_wire`].
+pub fn rate_from_wire(bps: u64) -> f64 {
+    bps as f64
+}
 
 /// The congestion-control header fields of one LpPacket. All optional;
 /// `Default` is "none present".
@@ -152,7 +126,7 @@ impl CcFields {
             (
                 types::CC_SERVICE_CLASS,
                 self.service_class
-                    .map(|c| c.code() + if self.service_penalised { PENALISED } else { 0 }),
+                    .map(|c| c.to_wire(self.service_penalised)),
             ),
             (types::CC_DOWNSTREAM_RATE, self.downstream_rate_bps),
             (types::CC_TARGET_RATE, self.target_rate_bps),
@@ -180,9 +154,10 @@ impl CcFields {
             }
             types::CC_SERVICE_CLASS => {
                 let c = read_nni(value, typ)?;
-                self.service_penalised = c >= PENALISED;
-                let class = ServiceClass::from_code(c % PENALISED).filter(|_| c < 2 * PENALISED);
-                self.service_class = Some(class.ok_or(TlvError::InvalidValue(typ))?);
+                let (class, penalised) =
+                    ServiceClass::from_wire(c).ok_or(TlvError::InvalidValue(typ))?;
+                self.service_class = Some(class);
+                self.service_penalised = penalised;
                 return Ok(true);
             }
             _ => return Ok(false),
@@ -322,6 +297,48 @@ mod tests {
             MccFeedback::decode(&over.encode()),
             Err(TlvError::InvalidValue(types::CC_MCC_FEEDBACK))
         );
+    }
+
+    #[test]
+    fn rate_rule_rounds_and_saturates() {
+        assert_eq!(ips_to_wire(1.5), 1500);
+        assert_eq!(ips_to_wire(0.0015), 2); // 1.5 milli rounds away from zero
+        assert_eq!(ips_to_wire(0.0014), 1);
+        assert_eq!(ips_to_wire(f64::INFINITY), u64::MAX);
+        assert_eq!(ips_to_wire(1e300), u64::MAX);
+        assert_eq!(ips_to_wire(f64::NAN), 0);
+        assert_eq!(ips_to_wire(-3.0), 0);
+        assert_eq!(ips_to_wire(f64::NEG_INFINITY), 0);
+        assert_eq!(ips_from_wire(2500), 2.5);
+        assert_eq!(rate_to_wire(999.5), 1000);
+        assert_eq!(rate_to_wire(999.49), 999);
+        assert_eq!(rate_to_wire(f64::INFINITY), u64::MAX);
+        assert_eq!(rate_from_wire(8_000_000), 8e6);
+        // "Unbounded" decodes finite and larger than any real pace.
+        let unbounded = ips_from_wire(ips_to_wire(f64::INFINITY));
+        assert!(unbounded.is_finite() && unbounded > 1e15);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn wire_round_trip_is_identity(milli in 0u64..(1u64 << 42)) {
+            // /1000 then *1000 errs by a few ulps; below 2^42 (4.4e9
+            // Interests/s, far above any link) an ulp is under 2^-10, so
+            // rounding restores the integer. Near 2^52 it no longer does.
+            proptest::prop_assert_eq!(ips_to_wire(ips_from_wire(milli)), milli);
+        }
+
+        #[test]
+        fn rate_wire_round_trip_is_identity(bps in 0u64..(1u64 << 53)) {
+            // Integers below 2^53 are exact in f64.
+            proptest::prop_assert_eq!(rate_to_wire(rate_from_wire(bps)), bps);
+        }
+
+        #[test]
+        fn rate_error_at_most_half_a_unit(ips in 0.0f64..1e9) {
+            let back = ips_from_wire(ips_to_wire(ips));
+            proptest::prop_assert!((back - ips).abs() <= 0.0005 + ips * 1e-15);
+        }
     }
 
     #[test]

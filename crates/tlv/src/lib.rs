@@ -19,6 +19,7 @@ pub mod frag;
 pub mod interest;
 pub mod lp;
 pub mod name;
+pub mod nfd;
 pub mod packet;
 pub mod testvectors;
 pub mod types;

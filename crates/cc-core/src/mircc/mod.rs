@@ -65,3 +65,21 @@ pub enum TrafficClass {
     /// Soaks up capacity primary traffic leaves unused; evicted first.
     Secondary,
 }
+
+impl TrafficClass {
+    /// Wire code of the TrafficClass field: 0 primary, 1 secondary.
+    pub const fn code(self) -> u64 {
+        match self {
+            TrafficClass::Primary => 0,
+            TrafficClass::Secondary => 1,
+        }
+    }
+    /// From the wire code; any other code is `None` (a decoding error).
+    pub const fn from_code(code: u64) -> Option<Self> {
+        match code {
+            0 => Some(TrafficClass::Primary),
+            1 => Some(TrafficClass::Secondary),
+            _ => None,
+        }
+    }
+}

@@ -52,15 +52,31 @@ impl ServiceClass {
         ServiceClass::Be,
     ];
 
-    /// Decodes the ServiceClass field. Codes 8..15 are the authors' "+8"
-    /// penalty marker (algorithms.md §1.4 P7) and return `penalized = true`;
-    /// any other unknown code falls back to BE.
-    pub fn from_code(code: u64) -> (ServiceClass, bool) {
-        match code {
-            0..=7 => (ServiceClass::ALL[code as usize], false),
-            8..=15 => (ServiceClass::ALL[(code - 8) as usize], true),
-            _ => (ServiceClass::Be, false),
+    /// Decodes the ServiceClass wire field strictly: codes 0..=7 are the
+    /// classes, 8..=15 the same classes with the authors' "+8" penalty
+    /// marker (algorithms.md §1.4 P7); anything else is `None`. The one
+    /// decoding rule of the field (icn-tlv calls it).
+    pub const fn from_wire(code: u64) -> Option<(ServiceClass, bool)> {
+        if code < 8 {
+            Some((ServiceClass::ALL[code as usize], false))
+        } else if code < 16 {
+            Some((ServiceClass::ALL[(code - 8) as usize], true))
+        } else {
+            None
         }
+    }
+
+    /// The wire field of this class, `+ 8` when `penalized` (inverse of
+    /// [`ServiceClass::from_wire`]).
+    pub const fn to_wire(self, penalized: bool) -> u64 {
+        self as u64 + if penalized { 8 } else { 0 }
+    }
+
+    /// Lenient [`ServiceClass::from_wire`] for codes already stored as
+    /// numbers (dataset fields, u8 table keys): an unknown code falls back
+    /// to BE, unpenalized.
+    pub fn from_code(code: impl Into<u64>) -> (ServiceClass, bool) {
+        Self::from_wire(code.into()).unwrap_or((ServiceClass::Be, false))
     }
 
     /// The wire code.
@@ -131,8 +147,14 @@ mod tests {
             assert_eq!(ServiceClass::from_code(u64::from(c.code())), (c, false));
             assert_eq!(c.name().parse::<ServiceClass>(), Ok(c));
         }
-        assert_eq!(ServiceClass::from_code(10), (ServiceClass::Ef, true));
-        assert_eq!(ServiceClass::from_code(99), (ServiceClass::Be, false));
+        assert_eq!(ServiceClass::from_code(10u64), (ServiceClass::Ef, true));
+        assert_eq!(ServiceClass::from_code(99u64), (ServiceClass::Be, false));
+        for code in 0..32u64 {
+            match ServiceClass::from_wire(code) {
+                Some((c, pen)) => assert_eq!(c.to_wire(pen), code),
+                None => assert!(code >= 16),
+            }
+        }
         assert!(ServiceClass::Ef.is_delay_sensitive() && !ServiceClass::Af4.is_delay_sensitive());
     }
 }

@@ -12,12 +12,12 @@ use tokio::net::UnixStream;
 
 use super::status::Snapshot;
 use super::stream::{frame, Frame};
-use crate::mgmt::command::signed_command;
-use crate::mgmt::dataset::{
+use icn_tlv::nfd::command::signed_command;
+use icn_tlv::nfd::dataset::{
     items, FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, StrategyChoiceStatus,
 };
-use crate::mgmt::face_state::{self, FaceState};
-use crate::mgmt::{ControlParameters, ControlResponse};
+use icn_tlv::nfd::face_state::{self, FaceState};
+use icn_tlv::nfd::{ControlParameters, ControlResponse};
 
 /// A management client on one stream.
 pub struct Client {
@@ -177,7 +177,7 @@ impl Client {
     pub async fn list<T>(
         &mut self,
         name: &str,
-        decode: fn(Bytes) -> Result<T, crate::mgmt::MgmtError>,
+        decode: fn(Bytes) -> Result<T, icn_tlv::nfd::MgmtError>,
     ) -> anyhow::Result<Vec<T>> {
         let payload = self.dataset(name).await?;
         Ok(items(payload)?
@@ -207,9 +207,9 @@ impl Client {
     }
 
     /// NFD's `cs/info`: the Content Store's capacity, occupancy and lookups.
-    pub async fn cs_info(&mut self) -> anyhow::Result<crate::mgmt::CsInfo> {
-        let (m, d) = crate::mgmt::cs_info::DATASET;
-        Ok(crate::mgmt::CsInfo::decode(
+    pub async fn cs_info(&mut self) -> anyhow::Result<icn_tlv::nfd::CsInfo> {
+        let (m, d) = icn_tlv::nfd::cs_info::DATASET;
+        Ok(icn_tlv::nfd::CsInfo::decode(
             self.dataset(&format!("/localhost/nfd/{m}/{d}")).await?,
         )?)
     }
@@ -234,15 +234,15 @@ impl Client {
             )
             .await?;
         let states = self.face_states().await?;
-        let (m, d) = crate::mgmt::mcast_state::DATASET;
+        let (m, d) = icn_tlv::nfd::mcast_state::DATASET;
         // Absent from other forwarders (and older icnfwd): no section.
         let mcast = match self.dataset(&format!("/localhost/nfd/{m}/{d}")).await {
-            Ok(p) => Some(crate::mgmt::McastState::decode(p)?),
+            Ok(p) => Some(icn_tlv::nfd::McastState::decode(p)?),
             Err(_) => None,
         };
-        let (m, d) = crate::mgmt::limits_state::DATASET;
+        let (m, d) = icn_tlv::nfd::limits_state::DATASET;
         let limits = match self.dataset(&format!("/localhost/nfd/{m}/{d}")).await {
-            Ok(p) => Some(crate::mgmt::LimitsState::decode(p)?),
+            Ok(p) => Some(icn_tlv::nfd::LimitsState::decode(p)?),
             Err(_) => None,
         };
         // Absent from forwarders without cs/info (older icnfwd).

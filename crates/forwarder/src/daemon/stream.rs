@@ -24,19 +24,7 @@ pub enum Frame {
 }
 
 fn varnum(b: &[u8]) -> Option<(u64, usize)> {
-    let first = *b.first()?;
-    match first {
-        0..=252 => Some((u64::from(first), 1)),
-        0xFD => (b.len() >= 3).then(|| (u64::from(u16::from_be_bytes([b[1], b[2]])), 3)),
-        0xFE => {
-            (b.len() >= 5).then(|| (u64::from(u32::from_be_bytes([b[1], b[2], b[3], b[4]])), 5))
-        }
-        _ => (b.len() >= 9).then(|| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&b[1..9]);
-            (u64::from_be_bytes(a), 9)
-        }),
-    }
+    icn_tlv::varnum::read_varnum(b).ok()
 }
 
 /// Finds the first TLV element of `buf`.

@@ -88,24 +88,7 @@ pub fn without_last_component(name_value: &[u8]) -> &[u8] {
 }
 
 fn read_varnum(b: &[u8]) -> Option<(u64, usize)> {
-    let first = *b.first()?;
-    match first {
-        0..=252 => Some((u64::from(first), 1)),
-        253 => {
-            let s = b.get(1..3)?;
-            Some((u64::from(u16::from_be_bytes([s[0], s[1]])), 3))
-        }
-        254 => {
-            let s = b.get(1..5)?;
-            Some((u64::from(u32::from_be_bytes([s[0], s[1], s[2], s[3]])), 5))
-        }
-        255 => {
-            let s = b.get(1..9)?;
-            let mut w = [0u8; 8];
-            w.copy_from_slice(s);
-            Some((u64::from_be_bytes(w), 9))
-        }
-    }
+    icn_tlv::varnum::read_varnum(b).ok()
 }
 
 /// Why an insertion was refused.

@@ -137,10 +137,11 @@ pub enum VerifyError {
     BadDigestSignature,
 }
 
-/// SignatureType of DigestSha256.
-const SIG_DIGEST_SHA256: u64 = 0;
-const SIGNATURE_INFO: u8 = 0x16;
-const SIGNATURE_VALUE: u8 = 0x17;
+pub use icn_tlv::nfd::command::{signed_command, signed_command_with, SIG_DIGEST_SHA256};
+
+const SIGNATURE_INFO: u32 = 0x16;
+const SIGNATURE_VALUE: u32 = 0x17;
+const SIGNATURE_TYPE: u32 = 0x1b;
 
 /// Checks what can be checked without keys: the params-sha256 component of
 /// a v0.3 command and, when the signature type is DigestSha256, the digest
@@ -172,8 +173,8 @@ fn verify_legacy(name: &Name) -> Result<(), VerifyError> {
         return Ok(());
     };
     let sig_type = element_value(info.value(), SIGNATURE_INFO)
-        .and_then(|v| element_value(v, 0x1b))
-        .and_then(nni);
+        .and_then(|v| element_value(v, SIGNATURE_TYPE))
+        .and_then(|v| icn_tlv::varnum::read_nni(v, SIGNATURE_TYPE).ok());
     if sig_type != Some(SIG_DIGEST_SHA256) {
         return Ok(());
     }
@@ -189,104 +190,11 @@ fn verify_legacy(name: &Name) -> Result<(), VerifyError> {
     }
 }
 
-/// The value of `b` when it is one whole TLV of type `typ` with a short
-/// (1-octet) type; `None` otherwise. Good enough for the small signature
-/// TLVs of legacy commands.
-fn element_value(b: &[u8], typ: u8) -> Option<&[u8]> {
-    if *b.first()? != typ {
-        return None;
-    }
-    let (len, off) = match *b.get(1)? {
-        l @ 0..=252 => (usize::from(l), 2),
-        0xFD => (usize::from(u16::from_be_bytes([*b.get(2)?, *b.get(3)?])), 4),
-        _ => return None,
-    };
-    b.get(off..off + len)
-}
-
-/// A NonNegativeInteger value (1, 2, 4 or 8 octets).
-fn nni(b: &[u8]) -> Option<u64> {
-    match b.len() {
-        1 | 2 | 4 | 8 => Some(b.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x))),
-        _ => None,
-    }
-}
-
-/// Builds a v0.3 signed command Interest with DigestSha256, as python-ndn
-/// appv2 and NDNts do: `/localhost/nfd/<module>/<verb>/<ControlParameters>`,
-/// empty ApplicationParameters, InterestSignatureInfo {SignatureType 0,
-/// SignatureNonce, SignatureTime}, params-sha256 last. The returned
-/// Interest's `name` lacks that last component until encoded: use
-/// `encoded_name()` or decode `encode()` to match the reply.
-pub fn signed_command(
-    module: &str,
-    verb: &str,
-    params: &ControlParameters,
-    nonce: u64,
-    time_ms: u64,
-) -> Interest {
-    signed_command_with(
-        "localhost",
-        module,
-        verb,
-        params,
-        SIG_DIGEST_SHA256,
-        None,
-        nonce,
-        time_ms,
-        |m| <sha2::Sha256 as sha2::Digest>::digest(m).to_vec(),
-    )
-}
-
-/// Builds a v0.3 signed command `/<scope>/nfd/<module>/<verb>/<params>`
-/// with SignatureType `sig_type`, an optional KeyLocator name, and the
-/// signature value `sign` returns for the signed portion (name components,
-/// empty ApplicationParameters, InterestSignatureInfo).
-#[allow(clippy::too_many_arguments)] // one per field of the command
-pub fn signed_command_with(
-    scope: &str,
-    module: &str,
-    verb: &str,
-    params: &ControlParameters,
-    sig_type: u64,
-    key_locator: Option<&Name>,
-    nonce: u64,
-    time_ms: u64,
-    sign: impl FnOnce(&[u8]) -> Vec<u8>,
-) -> Interest {
-    use bytes::{BufMut, BytesMut};
-    use icn_tlv::element::{write_bytes_tlv, write_nni_tlv};
-    let name = Name::from_components([
-        Component::generic(scope.to_owned()),
-        Component::generic("nfd"),
-        Component::generic(module.to_owned()),
-        Component::generic(verb.to_owned()),
-        Component::generic(params.encode()),
-    ]);
-    let mut info = BytesMut::new();
-    write_nni_tlv(&mut info, 0x1b, sig_type);
-    if let Some(k) = key_locator {
-        let mut kl = BytesMut::new();
-        k.encode_into(&mut kl);
-        write_bytes_tlv(&mut info, 0x1c, &kl);
-    }
-    info.put_slice(&[0x26, 0x08]);
-    info.put_u64(nonce);
-    info.put_slice(&[0x28, 0x08]);
-    info.put_u64(time_ms);
-    // Signed portion: name components (no params-sha256), then the
-    // ApplicationParameters TLV (empty) and the InterestSignatureInfo TLV.
-    let mut signed = name.value().to_vec();
-    signed.extend_from_slice(&[0x24, 0x00]);
-    write_bytes_tlv(&mut signed, 0x2c, &info);
-    let sig = sign(&signed);
-    let mut i = Interest::new(name);
-    i.app_params = Some(bytes::Bytes::new());
-    i.sig_info = Some(info.freeze());
-    i.sig_value = Some(bytes::Bytes::from(sig));
-    i.lifetime = Some(core::time::Duration::from_millis(1000));
-    i.nonce = Some(nonce as u32);
-    i
+/// The value of the TLV at the front of `b` when its type is `typ`;
+/// `None` otherwise (bytes after it are ignored).
+fn element_value(b: &[u8], typ: u32) -> Option<&[u8]> {
+    let (e, _) = icn_tlv::element::Element::parse(b).ok()?;
+    (e.typ() == typ).then(|| e.value())
 }
 
 #[cfg(test)]

@@ -6,32 +6,27 @@
 //! command Interest. Requests that need the shell (opening a socket for
 //! `faces/create`) come out as [`crate::node::NodeEvent`]s.
 //!
-//! - [`params`]: ControlParameters / ControlResponse codecs.
-//! - [`dataset`]: FaceStatus, FibEntry, RibEntry, ForwarderStatus, StrategyChoice.
+//! - [`params`], [`dataset`], [`cs_info`], [`face_query`], [`face_state`],
+//!   [`mcast_state`], [`limits_state`]: the TLV codecs, re-exported from
+//!   `icn_tlv::nfd`.
 //! - [`command`]: command Interest parsing (v0.3 signed and legacy forms).
 //! - [`rib`]: routes by origin with ChildInherit/Capture, feeding the FIB.
 //! - [`face_uri`]: FaceUri parsing.
-//! - [`face_state`]: the icnfwd-specific per-face state dataset.
-//! - [`cs_info`]: NFD's `cs/info` (Content Store figures).
-//! - [`face_query`]: the `faces/query` filter.
-//! - [`mcast_state`]: the multicast tree node's counters and groups.
-//! - [`limits_state`]: memory budgets and forwarder-wide drops.
 //! - [`scope`], [`trust`]: what non-local faces may do, and signature checks.
 
 pub mod command;
-pub mod cs_info;
-pub mod dataset;
-pub mod face_query;
-pub mod face_state;
 pub mod face_uri;
-pub mod limits_state;
 mod manager;
-pub mod mcast_state;
-pub mod params;
 pub mod rib;
 pub mod scope;
 pub mod trust;
-mod wire;
+
+// The management TLVs live in icn-tlv (one codec for the manager, the
+// status client, the consumer and the lab); re-exported under their old
+// paths so `crate::mgmt::dataset::…` and friends keep meaning the same.
+pub use icn_tlv::nfd::{
+    cs_info, dataset, face_query, face_state, limits_state, mcast_state, params, status, MgmtError,
+};
 
 pub use command::{classify, is_management_name, Request, Signing};
 pub use cs_info::CsInfo;
@@ -47,39 +42,3 @@ pub use manager::{FaceCreateRequest, FwdOps, GeneralCounters, Manager, ManagerCo
 pub use mcast_state::{McastGroupState, McastState};
 pub use params::{ControlParameters, ControlResponse};
 pub use rib::{FibUpdate, Rib, RibError, Route};
-
-/// Errors decoding management TLVs or requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum MgmtError {
-    #[error("truncated or malformed TLV")]
-    Truncated,
-    #[error("bytes after the TLV element")]
-    TrailingBytes,
-    #[error("unexpected TLV-TYPE {0}")]
-    UnexpectedType(u32),
-    #[error("NonNegativeInteger of invalid length")]
-    BadNni,
-    #[error("invalid UTF-8 string")]
-    BadUtf8,
-    #[error("invalid Name")]
-    BadName,
-    #[error("missing {0}")]
-    Missing(&'static str),
-    #[error("not a /localhost/nfd or /localhop/nfd name")]
-    NotManagement,
-}
-
-/// NFD ControlResponse status codes (§3.3).
-pub mod status {
-    pub const OK: u32 = 200;
-    pub const BAD_REQUEST: u32 = 400;
-    pub const FORBIDDEN: u32 = 403;
-    pub const NOT_FOUND: u32 = 404;
-    pub const NOT_ACCEPTABLE: u32 = 406;
-    pub const CONFLICT: u32 = 409;
-    pub const GONE: u32 = 410;
-    pub const NAME_TOO_LONG: u32 = 414;
-    pub const INTERNAL: u32 = 500;
-    pub const NOT_IMPLEMENTED: u32 = 501;
-    pub const FACE_CREATE_FAILED: u32 = 504;
-}

@@ -5,7 +5,7 @@
 //!
 //! (The forwarder's own `daemon::client::Client` is async; the umbrella
 //! package has no tokio dependency, so this one is std-only. Decoding is
-//! the forwarder's.)
+//! icn-tlv's `nfd` module, the one the forwarder encodes with.)
 
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use icn_forwarder::mgmt::dataset::{items, FaceStatus};
-use icn_forwarder::mgmt::FaceState;
+use icn_tlv::nfd::dataset::{items, FaceStatus};
+use icn_tlv::nfd::face_state::{self, FaceState};
 use icn_tlv::{Component, Data, Interest, Name};
 
 /// One connection to a node's management (it is a face of its own).
@@ -145,7 +145,7 @@ impl MgmtConn {
             .map(FaceStatus::decode_value)
             .collect::<Result<_, _>>()
             .map_err(other)?;
-        let (m, d) = icn_forwarder::mgmt::face_state::DATASET;
+        let (m, d) = face_state::DATASET;
         let states = items(self.dataset(&format!("/localhost/nfd/{m}/{d}"))?)
             .map_err(other)?
             .into_iter()

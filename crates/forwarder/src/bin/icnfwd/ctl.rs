@@ -9,9 +9,9 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use icn_forwarder::daemon::client::Client;
 use icn_forwarder::daemon::status::persistency_name;
-use icn_forwarder::mgmt::cs_info::{ENABLE_ADMIT, ENABLE_SERVE};
-use icn_forwarder::mgmt::dataset::{FaceStatus, RibEntryStatus, StrategyChoiceStatus};
-use icn_forwarder::mgmt::{status as code, ControlParameters};
+use icn_tlv::nfd::cs_info::{ENABLE_ADMIT, ENABLE_SERVE};
+use icn_tlv::nfd::dataset::{FaceStatus, RibEntryStatus, StrategyChoiceStatus};
+use icn_tlv::nfd::{status as code, ControlParameters};
 use icn_tlv::Name;
 
 use crate::json;

@@ -2,11 +2,11 @@
 //! listing, field names in snake_case with units, for scripts and tests.
 
 use icn_forwarder::daemon::status::Snapshot;
-use icn_forwarder::mgmt::cs_info::{ENABLE_ADMIT, ENABLE_SERVE};
-use icn_forwarder::mgmt::dataset::{
+use icn_tlv::nfd::cs_info::{ENABLE_ADMIT, ENABLE_SERVE};
+use icn_tlv::nfd::dataset::{
     FaceStatus, FibEntry, ForwarderStatus, RibEntryStatus, StrategyChoiceStatus,
 };
-use icn_forwarder::mgmt::{CsInfo, FaceState};
+use icn_tlv::nfd::{CsInfo, FaceState};
 use serde_json::{json, Value};
 
 use icn_forwarder::daemon::status::{class_name, link_type_name, persistency_name};

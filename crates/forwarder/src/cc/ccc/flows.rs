@@ -29,19 +29,8 @@ const UNKNOWN_CONSTRAINT_IPS: f64 = 1e9;
 /// Flows idle for this many supervision periods are forgotten.
 const IDLE_PERIODS: u32 = 50;
 
-/// Pace on the wire: milli-Interests/s (saturating, never negative).
-pub(crate) fn ips_to_wire(ips: f64) -> u64 {
-    if ips.is_finite() && ips > 0.0 {
-        (ips * 1000.0).round().min(u64::MAX as f64) as u64
-    } else {
-        0
-    }
-}
-
-/// Pace from the wire.
-pub(crate) fn wire_to_ips(milli: u64) -> f64 {
-    milli as f64 / 1000.0
-}
+/// Pace on the wire: icn-tlv's one rule (milli-Interests/s, rounded).
+pub(crate) use icn_tlv::cc::{ips_from_wire as wire_to_ips, ips_to_wire};
 
 /// CCC state of one node.
 pub(crate) struct CccFlows {

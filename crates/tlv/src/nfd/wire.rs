@@ -5,16 +5,16 @@
 //! helpers, all on icn_tlv's VAR-NUMBER/element primitives, with errors in
 //! [`MgmtError`] terms.
 
+use crate::element::Element;
+use crate::Name;
 use bytes::{Bytes, BytesMut};
-use icn_tlv::element::Element;
-use icn_tlv::Name;
 
 use super::MgmtError;
 
 /// Appends a whole TLV element with an opaque value.
-pub(crate) use icn_tlv::element::write_bytes_tlv as put_tlv;
+pub(crate) use crate::element::write_bytes_tlv as put_tlv;
 /// Appends a NonNegativeInteger element (shortest encoding).
-pub(crate) use icn_tlv::element::write_nni_tlv as put_nni;
+pub(crate) use crate::element::write_nni_tlv as put_nni;
 
 /// The count named `name` in a (name, count) list, 0 if absent.
 pub(crate) fn named_count(list: &[(String, u64)], name: &str) -> u64 {
@@ -40,7 +40,7 @@ pub(crate) fn put_nested(out: &mut BytesMut, typ: u32, body: &BytesMut) {
 
 /// Decodes a NonNegativeInteger value (1, 2, 4 or 8 octets).
 pub(crate) fn nni(value: &[u8]) -> Result<u64, MgmtError> {
-    icn_tlv::varnum::read_nni(value, 0).map_err(|_| MgmtError::BadNni)
+    crate::varnum::read_nni(value, 0).map_err(|_| MgmtError::BadNni)
 }
 
 /// Decodes a UTF-8 string value.

@@ -350,7 +350,7 @@ impl FaceState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mgmt::dataset::{encode_list, items};
+    use crate::nfd::dataset::{encode_list, items};
     use proptest::prelude::*;
 
     fn arb_state() -> impl Strategy<Value = FaceState> {

@@ -17,8 +17,8 @@
 //! ```
 //! Decoders skip unknown elements, so fields can be added.
 
+use crate::Name;
 use bytes::{Bytes, BytesMut};
-use icn_tlv::Name;
 
 use super::wire::{self, put_name, put_nested, put_nni, put_opt_nni, put_tlv, TlvReader};
 use super::MgmtError;

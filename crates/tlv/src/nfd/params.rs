@@ -4,8 +4,8 @@
 //! responses are emitted in the ndn-cxx row order, which all three client
 //! libraries decode completely.
 
+use crate::Name;
 use bytes::{Bytes, BytesMut};
-use icn_tlv::Name;
 
 use super::wire::{self, put_name, put_nni, put_opt_nni, put_tlv, TlvReader};
 use super::MgmtError;

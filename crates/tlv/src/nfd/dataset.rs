@@ -2,8 +2,8 @@
 //! ForwarderStatus (status/general) and StrategyChoice, with encoders for the
 //! manager and decoders for `icnfwd status`.
 
+use crate::Name;
 use bytes::{Bytes, BytesMut};
-use icn_tlv::Name;
 
 use super::params::tt::{
     COST, EXPIRATION_PERIOD, FACE_ID, FLAGS, LOCAL_URI, NAME, ORIGIN, STRATEGY, URI,
