@@ -10,6 +10,7 @@ use cc_core::qsccp::{
     CdsScheduler, Dequeue, MultipathConfig, MultipathTable, QsccpConfig, ServiceClass,
 };
 use cc_core::Timestamp;
+use icn_tlv::cc::rate_to_wire;
 use icn_tlv::CcFields;
 
 use super::config::CcConfig;
@@ -28,7 +29,7 @@ const MAX_CLASSES: usize = 4096;
 /// The QSCCP class of an Interest (absent = best effort).
 pub(crate) fn class_of(cc: &CcFields) -> ServiceClass {
     cc.service_class
-        .map_or(ServiceClass::Be, |s| ServiceClass::from_code(s.code()).0)
+        .unwrap_or(ServiceClass::Be)
 }
 
 /// Flow key of an Interest wire: its name without the last component
@@ -182,7 +183,7 @@ impl SchemePart for Qsccp {
                 f.rejected += 1;
                 let mut cc = CcFields::default();
                 if let Some(r) = f.cds.flow_rate_bps(class, prefix) {
-                    cc.target_rate_bps = Some(r.max(0.0) as u64);
+                    cc.target_rate_bps = Some(rate_to_wire(r));
                 }
                 InterestAdmission::Rejected { pkt: rej.item, cc }
             }
@@ -195,7 +196,7 @@ impl SchemePart for Qsccp {
             Dequeue::Item(s) => {
                 let mut pkt = s.item;
                 if let Some(r) = s.target_rate_bps {
-                    let r = r.max(0.0) as u64;
+                    let r = rate_to_wire(r);
                     pkt.cc.downstream_rate_bps =
                         Some(pkt.cc.downstream_rate_bps.map_or(r, |d| d.min(r)));
                 }
@@ -250,7 +251,7 @@ impl SchemePart for Qsccp {
                 .downstream_rate(class, prefix, f, &ids, local);
             let mut cc = cc_in;
             if rate.is_finite() && rate < MAX_TARGET_BPS {
-                cc.downstream_rate_bps = Some(rate.max(0.0) as u64);
+                cc.downstream_rate_bps = Some(rate_to_wire(rate));
             }
             d.push(Action::ForwardCc {
                 face: FaceId(f),
@@ -293,7 +294,7 @@ impl SchemePart for Qsccp {
                 .target_rate(class, prefix, down.0)
                 .filter(|t| t.is_finite() && *t < MAX_TARGET_BPS)
             {
-                cc.target_rate_bps = Some(t.max(0.0) as u64);
+                cc.target_rate_bps = Some(rate_to_wire(t));
             }
             d.push(Action::SendDataCc {
                 face: down,

@@ -4,6 +4,7 @@
 
 use cc_core::rate_link::{RateLink, RateLinkConfig};
 use cc_core::{Duration, LawKind, LinkLawConfig, Timestamp};
+use icn_tlv::cc::{rate_from_wire, rate_to_wire};
 use icn_tlv::{CcFields, TrafficClass};
 
 use super::config::{CcConfig, CcScheme};
@@ -71,18 +72,15 @@ impl RateFace {
     pub(crate) fn nack_fields(&self) -> CcFields {
         let r = self.link.rates();
         CcFields {
-            primary_rate_bps: Some(r.primary_bps.max(0.0) as u64),
-            secondary_rate_bps: r.secondary_bps.map(|s| s.max(0.0) as u64),
+            primary_rate_bps: Some(rate_to_wire(r.primary_bps)),
+            secondary_rate_bps: r.secondary_bps.map(rate_to_wire),
             ..CcFields::default()
         }
     }
 
     /// An Interest routed to this face, offered to the link.
     pub(crate) fn admit(&mut self, now: Timestamp, pkt: OutPacket) -> InterestAdmission {
-        let class = match pkt.cc.traffic_class {
-            Some(TrafficClass::Secondary) => cc_core::mircc::TrafficClass::Secondary,
-            _ => cc_core::mircc::TrafficClass::Primary,
-        };
+        let class = pkt.cc.traffic_class.unwrap_or(TrafficClass::Primary);
         let size = u32::try_from(pkt.wire.len()).unwrap_or(u32::MAX);
         match self.link.on_interest(now, pkt, class, size) {
             ShaperVerdict::Queued => InterestAdmission::Queued,
@@ -116,12 +114,12 @@ impl RateFace {
     /// and folds this hop into the MIRCC path id.
     pub(crate) fn stamp(&self, cc: &mut CcFields, node: u64, face: u64) {
         let r = self.link.stamp(
-            cc.primary_rate_bps.map(|x| x as f64),
-            cc.secondary_rate_bps.map(|x| x as f64),
+            cc.primary_rate_bps.map(rate_from_wire),
+            cc.secondary_rate_bps.map(rate_from_wire),
         );
-        cc.primary_rate_bps = Some(r.primary_bps.max(0.0) as u64);
+        cc.primary_rate_bps = Some(rate_to_wire(r.primary_bps));
         if let Some(s) = r.secondary_bps {
-            cc.secondary_rate_bps = Some(s.max(0.0) as u64);
+            cc.secondary_rate_bps = Some(rate_to_wire(s));
             cc.path_id = Some(fold_path_id(cc.path_id.unwrap_or(0), node, face));
         }
     }

@@ -356,11 +356,7 @@ impl EgressQueues {
 
 /// Whether a Data/Nack carries a delay-sensitive QSCCP class (CS7, CS6, EF).
 fn is_delay_sensitive(cc: &CcFields) -> bool {
-    cc.service_class.is_some_and(|c| {
-        cc_core::qsccp::ServiceClass::from_code(c.code())
-            .0
-            .is_delay_sensitive()
-    })
+    cc.service_class.is_some_and(|c| c.is_delay_sensitive())
 }
 
 /// Queueing delay of the packets leaving a face: the last value, the
