@@ -10,13 +10,15 @@
 //! time), so the CS never answers and the PIT never aggregates.
 //!
 //! `cargo bench -p icn-forwarder --bench scaling -- --quick [AXIS]`, e.g.
-//! `scaling/fib`. Table fills for the 1 M points take seconds each.
+//! `scaling/fib`. Table fills for the 1 M points take seconds each. On a
+//! loaded machine, `ICN_SCALING_ROUNDS=7 cargo bench -p icn-forwarder
+//! --bench scaling` runs the points interleaved instead (see [`interleaved`]).
 
-use std::time::Duration as StdDuration;
+use std::time::{Duration as StdDuration, Instant};
 
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BatchSize, BenchmarkId, Criterion, Throughput};
 use icn_forwarder::engine::{EngineConfig, FaceId, FaceParams, Forwarder};
 use icn_tlv::{Component, Data, Interest, Name};
 
@@ -197,58 +199,112 @@ fn axis(c: &mut Criterion, name_: &str, points: &[(usize, Point)]) {
     g.finish();
 }
 
+/// Every axis: its name and its points (value on the axis, the point).
+fn axes() -> Vec<(&'static str, Vec<(usize, Point)>)> {
+    let along = |vals: &[usize], set: fn(&mut Point, usize)| -> Vec<(usize, Point)> {
+        vals.iter()
+            .map(|&v| {
+                let mut p = BASE;
+                set(&mut p, v);
+                (v, p)
+            })
+            .collect()
+    };
+    vec![
+        (
+            "fib",
+            along(&[10, 10_000, 1_000_000], |p, v| p.fib_prefixes = v),
+        ),
+        (
+            "pit",
+            along(&[0, 2_000, 20_000, 200_000], |p, v| p.pit_pending = v),
+        ),
+        (
+            "cs",
+            along(&[0, 1_000, 100_000, 1_000_000], |p, v| p.cs_entries = v),
+        ),
+        ("name", along(&[3, 8, 20], |p, v| p.name_components = v)),
+        (
+            "faces",
+            along(&[1, 100, 10_000], |p, v| p.consumer_faces = v),
+        ),
+    ]
+}
+
 fn bench_scaling(c: &mut Criterion) {
-    let fib = [10, 10_000, 1_000_000].map(|n| {
-        (
-            n,
-            Point {
-                fib_prefixes: n,
-                ..BASE
-            },
-        )
-    });
-    axis(c, "fib", &fib);
-    let pit = [0, 2_000, 20_000, 200_000].map(|n| {
-        (
-            n,
-            Point {
-                pit_pending: n,
-                ..BASE
-            },
-        )
-    });
-    axis(c, "pit", &pit);
-    let cs = [0, 1_000, 100_000, 1_000_000].map(|n| {
-        (
-            n,
-            Point {
-                cs_entries: n,
-                ..BASE
-            },
-        )
-    });
-    axis(c, "cs", &cs);
-    let names = [3, 8, 20].map(|n| {
-        (
-            n,
-            Point {
-                name_components: n,
-                ..BASE
-            },
-        )
-    });
-    axis(c, "name", &names);
-    let faces = [1, 100, 10_000].map(|n| {
-        (
-            n,
-            Point {
-                consumer_faces: n,
-                ..BASE
-            },
-        )
-    });
-    axis(c, "faces", &faces);
+    for (name_, points) in axes() {
+        axis(c, name_, &points);
+    }
+}
+
+/// The interleaved mode (`ICN_SCALING_ROUNDS=R`, `ICN_SCALING_EXCHANGES=N`):
+/// all points of an axis built at once, then R rounds that each time N
+/// exchanges at every point in turn (wires made beforehand, untimed), and
+/// the min / median / max of the rounds' wall ns per exchange and the min /
+/// median of the thread's CPU ns. On a shared machine the minima and the
+/// CPU time are the figures least disturbed by other processes, and
+/// interleaving spreads their load over every point alike.
+fn interleaved(rounds: usize, n: u64) {
+    println!(
+        "axis\tvalue\twall_min\twall_median\twall_max\tcpu_min\tcpu_median\t(ns/exchange; {rounds} rounds of {n})"
+    );
+    for (name_, points) in axes() {
+        let mut rigs: Vec<(usize, Rig)> = points.iter().map(|&(x, p)| (x, Rig::new(p))).collect();
+        let mut ns: Vec<Vec<f64>> = vec![Vec::new(); rigs.len()];
+        let mut cpu_ns = ns.clone();
+        for _ in 0..rounds {
+            for (j, (_, rig)) in rigs.iter_mut().enumerate() {
+                let wires: Vec<_> = (0..n).map(|_| rig.gen.wires()).collect();
+                let (t, cpu) = (Instant::now(), thread_cpu_ns());
+                for (i, d, face) in wires {
+                    rig.exchange(i, d, face);
+                }
+                let (wall, cpu) = (t.elapsed().as_nanos() as f64, thread_cpu_ns() - cpu);
+                ns[j].push(wall / n as f64);
+                cpu_ns[j].push(cpu as f64 / n as f64);
+            }
+        }
+        for (((x, _), v), c) in rigs.iter().zip(ns.iter_mut()).zip(cpu_ns.iter_mut()) {
+            v.sort_by(f64::total_cmp);
+            c.sort_by(f64::total_cmp);
+            println!(
+                "{name_}\t{x}\t{:.0}\t{:.0}\t{:.0}\t{:.0}\t{:.0}",
+                v[0],
+                v[v.len() / 2],
+                v[v.len() - 1],
+                c[0],
+                c[c.len() / 2]
+            );
+        }
+    }
+}
+
+/// CPU time of this thread, ns: on a shared machine it leaves out the time
+/// other processes held the core (not their cache pollution).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn main() {
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    if let Some(rounds) = env("ICN_SCALING_ROUNDS") {
+        interleaved(
+            rounds.max(1) as usize,
+            env("ICN_SCALING_EXCHANGES").unwrap_or(20_000).max(1),
+        );
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
 }
 
 criterion_group!(benches, bench_scaling);
-criterion_main!(benches);

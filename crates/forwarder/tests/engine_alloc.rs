@@ -171,12 +171,7 @@ fn batch(first: u64, content: &Bytes) -> Vec<(Bytes, Bytes)> {
     let buf = Bytes::from(buf);
     spans
         .into_iter()
-        .map(|(at, il, dl)| {
-            (
-                buf.slice(at..at + il),
-                buf.slice(at + il..at + il + dl),
-            )
-        })
+        .map(|(at, il, dl)| (buf.slice(at..at + il), buf.slice(at + il..at + il + dl)))
         .collect()
 }
 
