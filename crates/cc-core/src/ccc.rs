@@ -372,13 +372,11 @@ impl CccFlow {
     /// time, so no face sees a random burst above its constraint (a burst
     /// queues Data upstream and reads as congestion there).
     pub fn next_hop_smooth(&mut self) -> Option<u64> {
-        let paces: Vec<f64> = self.hops.iter().map(|h| h.pace_ips).collect();
-        let weights = if paces.iter().sum::<f64>() > EPS {
-            paces
-        } else {
-            self.hops.iter().map(|h| h.objective_ips).collect()
-        };
-        let total: f64 = weights.iter().sum();
+        // Weights are the paces, or the objectives before any pace is
+        // measured; read in place (no buffer per Interest).
+        let by_pace = self.hops.iter().map(|h| h.pace_ips).sum::<f64>() > EPS;
+        let weight = |h: &NextHop| if by_pace { h.pace_ips } else { h.objective_ips };
+        let total: f64 = self.hops.iter().map(weight).sum();
         if self.hops.is_empty() {
             return None;
         }
@@ -387,8 +385,8 @@ impl CccFlow {
         }
         self.wrr_credit.resize(self.hops.len(), 0.0);
         let mut best = 0;
-        for (i, w) in weights.iter().enumerate() {
-            self.wrr_credit[i] += w / total;
+        for (i, h) in self.hops.iter().enumerate() {
+            self.wrr_credit[i] += weight(h) / total;
             if self.wrr_credit[i] > self.wrr_credit[best] {
                 best = i;
             }

@@ -17,6 +17,7 @@
 //! emptied from the new list, as RFC 8290 keeps it), so memory follows the
 //! packets queued, not the flows seen.
 
+use alloc::collections::btree_map::Entry;
 use alloc::collections::{BTreeMap, VecDeque};
 
 /// One packet taken from the queues.
@@ -43,7 +44,17 @@ struct Bucket<T> {
     items: VecDeque<(T, usize)>,
     bytes: usize,
     deficit: i64,
+    /// On the new or old list; an unlisted bucket is idle: kept (with its
+    /// queue's capacity) so that a flow that drains and refills does not
+    /// allocate a bucket per packet.
+    listed: bool,
 }
+
+/// Idle buckets kept per queue set; beyond, an emptied bucket is dropped.
+const IDLE_BUCKETS_MAX: usize = 64;
+
+/// Queue capacity an idle bucket keeps.
+const IDLE_CAPACITY_MAX: usize = 16;
 
 /// Deficit-round-robin flow queues (new-flow list first, as RFC 8290).
 #[derive(Debug)]
@@ -53,6 +64,8 @@ pub struct FlowQueues<T> {
     buckets: BTreeMap<u32, Bucket<T>>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
+    /// Buckets in `buckets` that are not listed.
+    idle: usize,
     len: usize,
     bytes: usize,
 }
@@ -68,6 +81,7 @@ impl<T> FlowQueues<T> {
             buckets: BTreeMap::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
+            idle: 0,
             len: 0,
             bytes: 0,
         }
@@ -122,14 +136,27 @@ impl<T> FlowQueues<T> {
         let id = self.bucket_of(flow_hash);
         self.observe_packet(bytes);
         let quantum = self.quantum_bytes as i64;
-        let b = self.buckets.entry(id).or_insert_with(|| {
-            self.new_flows.push_back(id);
-            Bucket {
+        let b = match self.buckets.entry(id) {
+            Entry::Occupied(o) => {
+                let b = o.into_mut();
+                if !b.listed {
+                    // An idle bucket comes back, as a new flow.
+                    self.idle -= 1;
+                }
+                b
+            }
+            Entry::Vacant(v) => v.insert(Bucket {
                 items: VecDeque::new(),
                 bytes: 0,
                 deficit: quantum,
-            }
-        });
+                listed: false,
+            }),
+        };
+        if !b.listed {
+            b.listed = true;
+            b.deficit = quantum;
+            self.new_flows.push_back(id);
+        }
         b.items.push_back((item, bytes));
         b.bytes += bytes;
         self.len += 1;
@@ -166,6 +193,10 @@ impl<T> FlowQueues<T> {
                 // one is forgotten.
                 if list == List::New {
                     self.old_flows.push_back(id);
+                } else if self.idle < IDLE_BUCKETS_MAX {
+                    b.listed = false;
+                    b.items.shrink_to(IDLE_CAPACITY_MAX);
+                    self.idle += 1;
                 } else {
                     self.buckets.remove(&id);
                 }
@@ -194,6 +225,7 @@ impl<T> FlowQueues<T> {
     pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         self.new_flows.clear();
         self.old_flows.clear();
+        self.idle = 0;
         self.len = 0;
         self.bytes = 0;
         core::mem::take(&mut self.buckets)

@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use cc_core::Timestamp;
 use icn_tlv::{fragment, LpPacket};
 
@@ -173,7 +173,13 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 Some(fr) => Some(fr),
                 None => {
                     let held = queued_bytes_of(&f.info.queue);
-                    let frame = next_frame(now, f, &mut self.counters.drops, &mut self.cc);
+                    let frame = next_frame(
+                        now,
+                        f,
+                        &mut self.counters.drops,
+                        &mut self.cc,
+                        &mut self.egress_arena,
+                    );
                     self.queued_bytes = self.queued_bytes + queued_bytes_of(&f.info.queue) - held;
                     frame
                 }
@@ -215,6 +221,9 @@ pub(super) fn queued_bytes_of(q: &super::face::QueueStats) -> usize {
     q.interest_bytes + q.data_bytes
 }
 
+/// Size of the chunks LP frames are encoded into.
+const EGRESS_ARENA_BYTES: usize = 64 * 1024;
+
 /// Dequeues one packet of `f` and encodes it; fragments beyond the first go
 /// to `f.ready`.
 fn next_frame(
@@ -222,6 +231,7 @@ fn next_frame(
     f: &mut Face,
     drops: &mut super::counters::DropCounters,
     hooks: &mut dyn CcHooks,
+    arena: &mut BytesMut,
 ) -> Option<Bytes> {
     loop {
         let mut view = QueueView {
@@ -264,11 +274,18 @@ fn next_frame(
                 }
             },
             _ => {
-                return Some(if lp.is_bare() {
-                    lp.fragment.unwrap_or_default()
-                } else {
-                    lp.encode()
-                });
+                if lp.is_bare() {
+                    return Some(lp.fragment.unwrap_or_default());
+                }
+                // Frames are cut from a shared chunk: one allocation per
+                // EGRESS_ARENA_BYTES of framed packets instead of one per
+                // packet. A frame pins its chunk only until the shell has
+                // sent it (or link emulation released it).
+                if arena.capacity() < encoded_len {
+                    arena.reserve(EGRESS_ARENA_BYTES.max(encoded_len));
+                }
+                lp.encode_into(arena);
+                return Some(arena.split().freeze());
             }
         }
     }

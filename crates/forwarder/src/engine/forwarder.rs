@@ -126,6 +126,8 @@ pub struct Forwarder<C: CcHooks = NoCc, M: MulticastHook = NoMulticast> {
     pub(super) scratch_actions: Vec<Action>,
     pub(super) scratch_ids: Vec<u32>,
     pub(super) scratch_sent: Vec<(FaceId, Option<Bytes>)>,
+    /// Chunk the LP frames of egress packets are encoded into (`egress.rs`).
+    pub(super) egress_arena: bytes::BytesMut,
 }
 
 impl<C: CcHooks, M: MulticastHook> core::fmt::Debug for Forwarder<C, M> {
@@ -180,6 +182,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             scratch_actions: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_sent: Vec::new(),
+            egress_arena: bytes::BytesMut::new(),
             cfg,
         };
         let default = StrategyName::parse(&fwd.cfg.default_strategy)

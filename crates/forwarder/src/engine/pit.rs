@@ -346,7 +346,10 @@ impl Pit {
         e.gen = e.gen.wrapping_add(1);
         e.name_value = Bytes::new();
         e.interest_wire = Bytes::new();
-        let records = std::mem::take(&mut e.in_records);
+        // The slot keeps its in-record Vec's capacity for the next entry
+        // (its records' wires are dropped here): a fresh Vec allocated
+        // once per exchange.
+        let mut records = std::mem::take(&mut e.in_records);
         e.out_records.clear();
         if cbp {
             self.cbp_depth[depth] -= 1;
@@ -359,6 +362,8 @@ impl Pit {
         for r in &records {
             self.release(r.face, r.wire.len());
         }
+        records.clear();
+        self.slots[id as usize].in_records = records;
     }
 
     /// Collects the entries a Data named `name_value` satisfies into `out`.
