@@ -324,6 +324,12 @@ pub struct UdpSendBatch {
 // call and only used during it.
 unsafe impl Send for UdpSendBatch {}
 
+impl Default for UdpSendBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl UdpSendBatch {
     pub fn new() -> Self {
         UdpSendBatch {

@@ -234,7 +234,7 @@ fn group_by_peer(pending: &mut [(SocketAddr, Bytes)]) {
     }
     if !grouped {
         // Stable: per-peer order is kept.
-        pending.sort_by(|a, b| a.0.cmp(&b.0));
+        pending.sort_by_key(|a| a.0);
     }
 }
 
