@@ -308,7 +308,9 @@ struct SegmentCmsg([u8; 32]);
 /// `sendmmsg` buffers, kept across calls. Runs of datagrams to the same
 /// peer with the same length go out as one GSO message (`UDP_SEGMENT`):
 /// the kernel builds, routes and loops back one packet instead of one
-/// per datagram, and the receiver still sees separate datagrams.
+/// per datagram, and the receiver still sees separate datagrams. Only
+/// consecutive items form a run: callers group their backlog per peer
+/// first (the UDP faces do, in `UdpPort::flush`).
 pub struct UdpSendBatch {
     addrs: Vec<socket2::SockAddr>,
     iovs: Vec<libc::iovec>,
