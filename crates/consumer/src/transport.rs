@@ -209,7 +209,7 @@ impl Face {
                 } else {
                     "[::]:0"
                 };
-                let s = std::sync::Arc::new(UdpSocket::bind(local).await?);
+                let s = std::sync::Arc::new(udp_socket(local.parse().expect("literal address"))?);
                 s.connect(remote).await?;
                 let ws = s.clone();
                 let writer = tokio::spawn(async move {
@@ -261,12 +261,43 @@ impl Face {
             Reader::Udp(s, buf) => {
                 let n = s.recv(buf).await?;
                 out.push(Bytes::copy_from_slice(&buf[..n]));
-                while let Ok(n) = s.try_recv(buf) {
-                    out.push(Bytes::copy_from_slice(&buf[..n]));
+                // Drain what else is queued (bounded, so the caller gets to
+                // send between bursts): the socket is emptied in one turn.
+                for _ in 1..UDP_READS_PER_CALL {
+                    match s.try_recv(buf) {
+                        Ok(n) => out.push(Bytes::copy_from_slice(&buf[..n])),
+                        Err(_) => break,
+                    }
                 }
                 Ok(true)
             }
         }
+    }
+
+    /// How many datagrams of up to `datagram_bytes` the receive buffer of a
+    /// UDP face holds before the kernel drops; `None` on stream faces (TCP
+    /// and Unix streams have flow control). A window beyond this only turns
+    /// a burst of Data into kernel drops and timeouts.
+    pub fn datagrams_buffered(&self, datagram_bytes: usize) -> Option<u32> {
+        let Reader::Udp(s, _) = &self.reader else {
+            return None;
+        };
+        let rcvbuf = socket2::SockRef::from(s.as_ref()).recv_buffer_size().ok()?;
+        Some(
+            u32::try_from(rcvbuf / datagram_truesize(datagram_bytes))
+                .unwrap_or(u32::MAX)
+                .max(1),
+        )
+    }
+
+    /// Datagrams the kernel dropped on a UDP face's socket so far (a full
+    /// receive buffer; the `drops` column of `/proc/net/udp`); `None` on
+    /// stream faces or where the kernel does not say.
+    pub fn kernel_drops(&self) -> Option<u32> {
+        let Reader::Udp(s, _) = &self.reader else {
+            return None;
+        };
+        kernel_drops(s.as_ref())
     }
 
     /// Flushes queued packets and closes the sending side.
@@ -277,6 +308,59 @@ impl Face {
             Err(e) => Err(io::Error::other(e)),
         }
     }
+}
+
+/// Receive and send buffer asked for on UDP faces. The kernel default
+/// (208 KB) holds a dozen 8 KB Data; a window of hundreds of them arrives
+/// as one burst from a local forwarder. The kernel caps the request at
+/// net.core.rmem_max / wmem_max (and reports twice what it grants).
+const UDP_BUFFER_BYTES: usize = 8 << 20;
+/// Datagrams read per [`Face::recv`] call at most.
+const UDP_READS_PER_CALL: usize = 256;
+
+/// A non-blocking UDP socket bound to `local` with large kernel buffers.
+fn udp_socket(local: std::net::SocketAddr) -> io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(Protocol::UDP))?;
+    let _ = s.set_recv_buffer_size(UDP_BUFFER_BYTES);
+    let _ = s.set_send_buffer_size(UDP_BUFFER_BYTES);
+    s.set_nonblocking(true)?;
+    s.bind(&local.into())?;
+    UdpSocket::from_std(s.into())
+}
+
+/// Receive-buffer bytes one datagram of `bytes` is charged on Linux: the
+/// packet's data is a power-of-two slab above 4 KB (a 8.8 KB datagram sits
+/// in 16 KB) plus the socket buffer's own ~1 KB of metadata. Below that,
+/// the data plus the metadata, rounded up.
+fn datagram_truesize(bytes: usize) -> usize {
+    const META_BYTES: usize = 1024;
+    let data = bytes + 128; // IP/UDP headers and alignment
+    let slab = if data > 4096 {
+        data.next_power_of_two()
+    } else {
+        data
+    };
+    slab + META_BYTES
+}
+
+/// `SK_MEMINFO_DROPS` of `SO_MEMINFO`: the socket's `sk_drops`.
+fn kernel_drops(s: &UdpSocket) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    let mut info = [0u32; 16];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: a valid fd and a buffer of `len` bytes the kernel fills.
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    let at = libc::SK_MEMINFO_DROPS as usize;
+    (rc == 0 && len as usize > at * 4).then(|| info[at])
 }
 
 #[cfg(test)]
@@ -302,6 +386,65 @@ mod tests {
         let mut g = StreamFramer::default();
         g.push(&[0x06, 0xfe, 0x00, 0x10, 0x00, 0x00]);
         assert!(matches!(g.next_packet(), Err(FrameError::TooLarge(_))));
+    }
+
+    /// The drop counter the UDP summary and the window cap rely on moves
+    /// when a receive buffer overflows (so "0 dropped" is a measurement).
+    #[tokio::test]
+    async fn kernel_drops_counts_an_overflowing_buffer() {
+        let rx = udp_socket("127.0.0.1:0".parse().unwrap()).unwrap();
+        socket2::SockRef::from(&rx)
+            .set_recv_buffer_size(4096)
+            .unwrap();
+        let to = rx.local_addr().unwrap();
+        assert_eq!(kernel_drops(&rx), Some(0));
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        for _ in 0..64 {
+            tx.send_to(&[0u8; 8000], to).unwrap();
+        }
+        assert!(kernel_drops(&rx).unwrap() > 0);
+    }
+
+    /// A whole window of the largest Data, arriving while the consumer
+    /// reads nothing (a descheduled process), fits the UDP face's receive
+    /// buffer: no datagram is dropped, and the window is far beyond what
+    /// the kernel's default buffer (208 KB, a dozen 8.8 KB Data) holds.
+    #[tokio::test]
+    async fn a_window_of_the_cap_fits_the_receive_buffer() {
+        let server = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let ep = Endpoint::Udp(server.local_addr().unwrap().to_string());
+        let mut face = Face::connect(&ep).await.unwrap();
+        let window = face.datagrams_buffered(8800).unwrap();
+        assert!(window >= 64, "window {window}");
+        // Learn the face's address from one datagram, then answer with a
+        // whole window at once before the face reads.
+        face.sender()
+            .send(Bytes::from_static(&[0x05, 0x00]))
+            .await
+            .unwrap();
+        let mut b = [0u8; 16];
+        let (_, to) = server.recv_from(&mut b).await.unwrap();
+        let mut data = vec![0u8; 8800];
+        data[..4].copy_from_slice(&[0x06, 0xfd, 0x22, 0x5c]); // Data, 8796 bytes
+        for _ in 0..window {
+            server.send_to(&data, to).await.unwrap();
+        }
+        assert_eq!(face.kernel_drops(), Some(0));
+        let mut got = Vec::new();
+        while got.len() < window as usize {
+            let read = face.recv(&mut got);
+            tokio::time::timeout(std::time::Duration::from_secs(10), read)
+                .await
+                .expect("every datagram of the window arrives")
+                .unwrap();
+        }
+        assert_eq!(got.len(), window as usize);
+    }
+
+    #[test]
+    fn truesize_of_a_large_datagram_is_its_slab_plus_metadata() {
+        assert_eq!(datagram_truesize(8800), 16384 + 1024);
+        assert_eq!(datagram_truesize(1000), 1000 + 128 + 1024);
     }
 
     #[test]

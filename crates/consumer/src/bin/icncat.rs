@@ -14,6 +14,9 @@ use icn_consumer::{Discovery, FetchConfig, Fetcher, PipelineConfig, RateSpec};
 use icn_tlv::Name;
 use std::io::{IsTerminal, Write};
 
+/// Largest Data datagram expected over UDP (NFD's and icnfwd's MTU).
+const MAX_DATA_DATAGRAM_BYTES: usize = 8800;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "icncat",
@@ -351,7 +354,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         must_be_fresh: args.fresh,
         seed: None,
     };
-    let mut fetcher = Fetcher::new(name, cfg, Scheme::new(&opts));
+    let mut cfg = cfg;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -369,6 +372,13 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         let mut face = Face::connect(&ep)
             .await
             .with_context(|| format!("cannot connect to the forwarder at {ep}"))?;
+        // Over UDP, Interests beyond what the receive buffer holds would
+        // only have their Data dropped by the kernel when they arrive
+        // together; the law's window is bounded by it.
+        if let Some(n) = face.datagrams_buffered(MAX_DATA_DATAGRAM_BYTES) {
+            cfg.pipeline.max_outstanding = cfg.pipeline.max_outstanding.min(n);
+        }
+        let mut fetcher = Fetcher::new(name, cfg, Scheme::new(&opts));
         let mut out: Box<dyn Write> = match &args.output {
             Some(p) => Box::new(std::io::BufWriter::with_capacity(
                 1 << 20,
@@ -392,8 +402,10 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         )
         .await;
         out.flush()?;
-        Ok::<_, anyhow::Error>(r)
+        let drops = face.kernel_drops();
+        Ok::<_, anyhow::Error>((r, fetcher, drops))
     })?;
+    let (result, fetcher, drops) = result;
     let stats = match &result {
         Ok(st) => st.clone(),
         Err(_) => fetcher.stats(),
@@ -405,6 +417,11 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         Ok(stats) => {
             if !args.quiet {
                 eprint!("\n{}", stats.summary());
+                if let Some(d) = drops {
+                    // Data the forwarder sent that never reached us: a full
+                    // receive buffer (the `drops` column of /proc/net/udp).
+                    eprintln!("UDP receive buffer: {d} datagrams dropped by the kernel");
+                }
             }
             Ok(stats.stopped_by)
         }

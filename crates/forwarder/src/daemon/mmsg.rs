@@ -1,5 +1,6 @@
-//! `recvmmsg`/`sendmmsg` batching shared by the UDP and Ethernet faces: one
-//! system call moves up to [`BATCH`] datagrams. Each kept datagram is copied
+//! `recvmmsg`/`sendmmsg` batching shared by the UDP and Ethernet faces (and
+//! by `examples/loadgen`, so the load generator pays what the daemon pays
+//! per datagram): one system call moves up to [`BATCH`] datagrams. Each kept datagram is copied
 //! into its own allocation, so a packet the engine keeps holds only its own
 //! bytes (slices of one batch buffer made a kept Interest pin ~220 KB).
 
@@ -37,7 +38,7 @@ pub fn kernel_drops(fd: RawFd) -> Option<u32> {
 /// # Safety
 /// Implementors must be plain C structs for which all-zero bytes are a valid
 /// value.
-pub(super) unsafe trait RecvAddr: Copy {}
+pub unsafe trait RecvAddr: Copy {}
 
 // SAFETY: plain C structs, valid when zeroed.
 unsafe impl RecvAddr for libc::sockaddr_storage {}
@@ -45,7 +46,7 @@ unsafe impl RecvAddr for libc::sockaddr_storage {}
 unsafe impl RecvAddr for libc::sockaddr_ll {}
 
 /// A destination address `sendmmsg` reads.
-pub(super) trait SendAddr {
+pub trait SendAddr {
     /// Pointer and length for `msg_name`/`msg_namelen`, valid while `self` is.
     fn ptr_len(&self) -> (*const libc::c_void, libc::socklen_t);
 }
@@ -66,7 +67,7 @@ impl SendAddr for socket2::SockAddr {
 }
 
 /// One message as `recvmmsg` left it, offered to the caller's filter.
-pub(super) struct Received<'a, A> {
+pub struct Received<'a, A> {
     /// Source address, `namelen` bytes of it written by the kernel.
     pub addr: &'a A,
     pub namelen: libc::socklen_t,
@@ -79,7 +80,24 @@ pub(super) struct Received<'a, A> {
 }
 
 /// `UDP_GRO` from linux/udp.h (not in every libc build).
-pub(super) const UDP_GRO: libc::c_int = 104;
+pub const UDP_GRO: libc::c_int = 104;
+
+/// Asks the kernel to hand over runs of same-size datagrams from one peer
+/// (typically one GSO send) as one message (`UDP_GRO`): one receive instead
+/// of one per datagram. Best effort.
+pub fn enable_gro(fd: RawFd) {
+    let on: libc::c_int = 1;
+    // SAFETY: a valid fd and an int option of the stated size.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_UDP,
+            UDP_GRO,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
 
 /// Control-message space per slot (room for one `UDP_GRO` int), aligned for
 /// `cmsghdr`.
@@ -88,7 +106,7 @@ pub(super) const UDP_GRO: libc::c_int = 104;
 struct CmsgBuf([u8; 32]);
 
 /// Receive buffers for one `recvmmsg` call: [`BATCH`] slots of `slot` bytes.
-pub(super) struct RecvBatch<A: RecvAddr> {
+pub struct RecvBatch<A: RecvAddr> {
     slot: usize,
     bufs: Vec<u8>,
     addrs: Vec<A>,
@@ -218,7 +236,7 @@ fn gro_segment(hdr: &libc::msghdr) -> Option<usize> {
 
 /// One non-blocking `sendmmsg` on `fd` for up to [`BATCH`] of `items`, each
 /// sent to `addr(destination)`; returns how many went out.
-pub(super) fn send_batch<T, A: SendAddr>(
+pub fn send_batch<T, A: SendAddr>(
     fd: RawFd,
     items: &[(T, Bytes)],
     addr: impl Fn(&T) -> A,
@@ -262,11 +280,179 @@ pub(super) fn send_batch<T, A: SendAddr>(
 
 /// Appends to `batch` whatever the engine task has already queued, up to
 /// four system calls' worth, so a burst goes out in full batches.
-pub(super) fn coalesce<T>(rx: &mut mpsc::Receiver<Vec<T>>, batch: &mut Vec<T>) {
+pub(crate) fn coalesce<T>(rx: &mut mpsc::Receiver<Vec<T>>, batch: &mut Vec<T>) {
     while batch.len() < BATCH * 4 {
         match rx.try_recv() {
             Ok(more) => batch.extend(more),
             Err(_) => break,
         }
+    }
+}
+
+/// `UDP_SEGMENT` from linux/udp.h (not in every libc build).
+pub const UDP_SEGMENT: libc::c_int = 103;
+/// Segments per GSO message (the kernel's UDP_MAX_SEGMENTS is 64 or more).
+const GSO_MAX_SEGMENTS: usize = 64;
+/// Largest segment sent with GSO: fits the path MTU of any IPv6 link
+/// (1280 - 48), because GSO refuses segments that would need IP
+/// fragmentation. Larger datagrams go one per message.
+pub const GSO_MAX_SEGMENT_BYTES: usize = 1232;
+/// Payload bytes per GSO message (one IP packet before segmentation).
+const GSO_MAX_BYTES: usize = 60_000;
+
+/// Control buffer holding one `UDP_SEGMENT` cmsg, aligned for `cmsghdr`.
+#[derive(Clone, Copy)]
+#[repr(C, align(8))]
+struct SegmentCmsg([u8; 32]);
+
+/// `sendmmsg` buffers, kept across calls. Runs of datagrams to the same
+/// peer with the same length go out as one GSO message (`UDP_SEGMENT`):
+/// the kernel builds, routes and loops back one packet instead of one
+/// per datagram, and the receiver still sees separate datagrams. Only
+/// consecutive items form a run: callers group their backlog per peer
+/// first (the UDP faces do, in `UdpPort::flush`).
+pub struct UdpSendBatch {
+    addrs: Vec<socket2::SockAddr>,
+    iovs: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+    /// Datagrams and segment size per message.
+    groups: Vec<(usize, usize)>,
+    cmsgs: Vec<SegmentCmsg>,
+    /// Cleared for good when the kernel refuses a GSO message.
+    gso: bool,
+}
+
+// SAFETY: the raw pointers in `iovs`/`hdrs` are rebuilt before every
+// call and only used during it.
+unsafe impl Send for UdpSendBatch {}
+
+impl Default for UdpSendBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl UdpSendBatch {
+    pub fn new() -> Self {
+        UdpSendBatch {
+            addrs: Vec::with_capacity(BATCH),
+            iovs: Vec::new(),
+            hdrs: Vec::with_capacity(BATCH),
+            groups: Vec::with_capacity(BATCH),
+            cmsgs: vec![SegmentCmsg([0; 32]); BATCH],
+            gso: true,
+        }
+    }
+
+    /// One `sendmmsg` call for up to [`BATCH`] messages; returns how many
+    /// of `items` went out.
+    pub fn send(
+        &mut self,
+        fd: RawFd,
+        items: &[(std::net::SocketAddr, Bytes)],
+    ) -> io::Result<usize> {
+        match self.send_once(fd, items) {
+            Err(e)
+                if self.groups.first().is_some_and(|g| g.0 > 1)
+                    && matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINVAL | libc::EIO | libc::EOPNOTSUPP | libc::EMSGSIZE)
+                    ) =>
+            {
+                // How the kernel says GSO is unsupported on this path
+                // (no checksum offload, IPsec, too small an MTU). Fall
+                // back to one datagram per message for good; other
+                // errors (unreachable peer, ...) are the datagram's.
+                tracing::debug!(error = %e, "udp: GSO refused, sending datagrams singly");
+                self.gso = false;
+                self.send_once(fd, items)
+            }
+            r => r,
+        }
+    }
+
+    fn send_once(
+        &mut self,
+        fd: RawFd,
+        items: &[(std::net::SocketAddr, Bytes)],
+    ) -> io::Result<usize> {
+        self.addrs.clear();
+        self.iovs.clear();
+        self.hdrs.clear();
+        self.groups.clear();
+        let mut i = 0;
+        while i < items.len() && self.groups.len() < BATCH {
+            let (to, first) = &items[i];
+            let seg = first.len();
+            let mut j = i + 1;
+            if self.gso && seg > 0 && seg <= GSO_MAX_SEGMENT_BYTES {
+                let mut total = seg;
+                while j < items.len() && j - i < GSO_MAX_SEGMENTS {
+                    let (t, b) = &items[j];
+                    if t != to || b.is_empty() || b.len() > seg || total + b.len() > GSO_MAX_BYTES {
+                        break;
+                    }
+                    total += b.len();
+                    j += 1;
+                    // Only the last segment may be shorter.
+                    if b.len() < seg {
+                        break;
+                    }
+                }
+            }
+            for (_, b) in &items[i..j] {
+                self.iovs.push(libc::iovec {
+                    iov_base: b.as_ptr() as *mut libc::c_void,
+                    iov_len: b.len(),
+                });
+            }
+            self.addrs.push(socket2::SockAddr::from(*to));
+            self.groups.push((j - i, seg));
+            i = j;
+        }
+        // Pointers are taken only now that no vector grows any more.
+        let mut iov_off = 0;
+        for (g, &(count, seg)) in self.groups.iter().enumerate() {
+            // SAFETY: all-zero is a valid mmsghdr.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_name = self.addrs[g].as_ptr() as *mut libc::c_void;
+            h.msg_hdr.msg_namelen = self.addrs[g].len();
+            h.msg_hdr.msg_iov = self.iovs[iov_off..].as_mut_ptr();
+            h.msg_hdr.msg_iovlen = count as _;
+            iov_off += count;
+            if count > 1 {
+                let buf = &mut self.cmsgs[g];
+                h.msg_hdr.msg_control = buf.0.as_mut_ptr().cast();
+                // SAFETY: CMSG_* only compute sizes and offsets; the
+                // buffer holds CMSG_SPACE(2) bytes (checked below) and
+                // is aligned for cmsghdr.
+                unsafe {
+                    let space = libc::CMSG_SPACE(2) as usize;
+                    debug_assert!(space <= buf.0.len());
+                    h.msg_hdr.msg_controllen = space as _;
+                    let c = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+                    (*c).cmsg_level = libc::SOL_UDP;
+                    (*c).cmsg_type = UDP_SEGMENT;
+                    (*c).cmsg_len = libc::CMSG_LEN(2) as _;
+                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), seg as u16);
+                }
+            }
+            self.hdrs.push(h);
+        }
+        // SAFETY: every header points into `addrs`, `iovs`, `cmsgs` and
+        // the `Bytes` of `items`, all alive and unchanged until the call
+        // returns; the kernel only reads them.
+        let n = unsafe {
+            libc::sendmmsg(
+                fd,
+                self.hdrs.as_mut_ptr(),
+                self.hdrs.len() as libc::c_uint,
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(self.groups[..n as usize].iter().map(|g| g.0).sum())
     }
 }

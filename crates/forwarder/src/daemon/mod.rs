@@ -13,7 +13,7 @@ pub mod client;
 pub mod ethernet;
 mod listen;
 pub mod metrics;
-mod mmsg;
+pub mod mmsg;
 pub mod notify;
 mod shell;
 pub mod status;
