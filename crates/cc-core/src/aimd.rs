@@ -1,7 +1,7 @@
 //! AIMD consumer window, as ndn-tools' `ndnget` (`pipeline-interests-aimd`
 //! on top of `pipeline-interests-adaptive`), the consumer half of PCON.
 //!
-//! Rules (algorithms.md §6.2, ndn-tools `tools/get/`):
+//! Rules (docs/algorithms.md §6.2, ndn-tools `tools/get/`):
 //! * unmarked Data: slow start `cwnd += ai_step` while `cwnd < ssthresh`,
 //!   else congestion avoidance `cwnd += ai_step/⌊cwnd⌋`;
 //! * marked Data (CongestionMark > 0, unless `ignore_marks`), timeout, or

@@ -1,5 +1,5 @@
 //! CCC: Cooperative Congestion Control (Thibaud et al., ICC 2020, §IV;
-//! algorithms.md §3).
+//! docs/algorithms.md §3).
 //!
 //! Each node keeps, per flow, the pace *objective* received from downstream
 //! (Interests carry it) and the pace *constraints* received from each
@@ -19,7 +19,7 @@
 //!   · data_size` (eq. 12) is shared equally among active flows (Algorithm 6).
 //! * [`CccConsumer`]: announces its objective, obeys the constraint.
 //!
-//! Readings (algorithms.md §3.4-3.5): Algorithm 5 follows the text (90% of
+//! Readings (docs/algorithms.md §3.4-3.5): Algorithm 5 follows the text (90% of
 //! the incoming pace) rather than the pseudo-code (90% of the constraint),
 //! but never raises a constraint (a pace measured above it is noise);
 //! Algorithm 2 fills next hops in decreasing order of spare constraint;

@@ -1,7 +1,7 @@
 //! CoDel sojourn-time controller that *marks* instead of dropping.
 //!
 //! RFC 8289 §5 state machine (Nichols, Jacobson et al.), as PCON uses it
-//! (algorithms.md §6.2) and as NDN-DPDK's CoDel queues do: once the sojourn
+//! (docs/algorithms.md §6.2) and as NDN-DPDK's CoDel queues do: once the sojourn
 //! time has stayed above `target` (5 ms) for a whole `interval` (100 ms), the
 //! queue enters the marking state; it marks one packet at once and the next
 //! ones spaced by the control law `interval/√count`; it leaves the state as

@@ -1,6 +1,6 @@
 //! CUBIC consumer window, as ndn-tools' `ndnget` (`pipeline-interests-cubic`).
 //!
-//! RFC 8312 as ndnget applies it per Data (algorithms.md §6.2):
+//! RFC 8312 as ndnget applies it per Data (docs/algorithms.md §6.2):
 //! * slow start `cwnd += 1` while `cwnd < ssthresh`;
 //! * congestion avoidance, with t the time since the last decrease and
 //!   `K = ∛(w_max·(1−β)/C)` (RFC 8312 eq. 2):

@@ -1,5 +1,5 @@
 //! PCON (Schneider, Yi, Zhang, Zhang, ACM ICN'16): forwarder-side marking
-//! and the forwarding-percentage strategy (algorithms.md §6.2).
+//! and the forwarding-percentage strategy (docs/algorithms.md §6.2).
 //!
 //! * Detection and marking: CoDel on the queue's sojourn time, target 5 ms,
 //!   interval 100 ms, marks spaced `interval/√count`: [`crate::codel`].
@@ -16,7 +16,7 @@
 //!   moves an absolute change_per_mark. Percentages start at 100 % on the
 //!   first (cheapest) next hop (`INIT_SHORTEST_PATH`).
 //!
-//! Deviation: the PCON paper text was not available (algorithms.md §6.2);
+//! Deviation: the PCON paper text was not available (docs/algorithms.md §6.2);
 //! the strategy follows the authors' NFD code as summarised there.
 
 use crate::aimd::{Aimd, AimdConfig};

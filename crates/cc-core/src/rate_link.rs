@@ -267,7 +267,11 @@ impl<T> RateLink<T> {
 
     /// The rates a Data forwarded downstream carries: each the minimum of
     /// what it carried (absent = unlimited) and this link's.
-    pub fn stamp(&self, data_primary_bps: Option<f64>, data_secondary_bps: Option<f64>) -> LinkRates {
+    pub fn stamp(
+        &self,
+        data_primary_bps: Option<f64>,
+        data_secondary_bps: Option<f64>,
+    ) -> LinkRates {
         self.law.rates().stamp(data_primary_bps, data_secondary_bps)
     }
 

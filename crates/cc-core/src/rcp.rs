@@ -1,5 +1,5 @@
 //! RCP, the Rate Control Protocol of Dukkipati, in the ICN form used as the
-//! baseline by MIRCC (Mahdian et al., ACM ICN'16, §3.1.1 eq. 1; algorithms.md
+//! baseline by MIRCC (Mahdian et al., ACM ICN'16, §3.1.1 eq. 1; docs/algorithms.md
 //! §6.1).
 //!
 //! Each forwarder keeps one stamping rate per outgoing Interest link and
@@ -19,7 +19,7 @@
 //! `min(Data.R, R)`; the consumer ([`RateConsumer`]) sends Interests at the
 //! smallest rate it hears, divided by the Data size.
 //!
-//! Deviations and choices (all documented in algorithms.md §6.1):
+//! Deviations and choices (all documented in docs/algorithms.md §6.1):
 //! * the gain `T/d` is capped at 1, as the reference ns-2 router does
 //!   (`T_q = min(avg_rtt, T)`), so a period longer than the RTT does not
 //!   over-correct;

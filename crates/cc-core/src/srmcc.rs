@@ -1,5 +1,5 @@
 //! SRMCC: single-rate multicast congestion control (Duan, Ni, Zhu, Wang,
-//! Future Internet 2022; algorithms.md §4).
+//! Future Internet 2022; docs/algorithms.md §4).
 //!
 //! Receivers periodically send an MCC message (group, max/min queue
 //! occupancy, min fair-share rate) up the multicast tree; each multicast tree
@@ -19,7 +19,7 @@
 //! * `Omax` gives `Rmin`, `Omin` gives `Rmax`, and the new rate is
 //!   `Rmin + γ (Rmax − Rmin)` with γ = 0.15 (eq. 10, [`select_rate`]).
 //!
-//! Readings (algorithms.md §4.4): eq. 9a is implemented literally (the `min`
+//! Readings (docs/algorithms.md §4.4): eq. 9a is implemented literally (the `min`
 //! with `R/2` always halves); eq. 4 is also applied in state 0 by default
 //! (`cap_state0_by_fair_share`), since the uncapped doubling overshoots;
 //! `Omin` is the literal minimum over the tree; the MCC table is re-seeded

@@ -11,9 +11,7 @@ use std::collections::BinaryHeap;
 use cc_core::mircc::{ShaperVerdict, TrafficClass};
 use cc_core::rate_link::{RateLink, RateLinkConfig};
 use cc_core::rcp::{RateConsumer, RateConsumerConfig};
-use cc_core::{
-    ConsumerLaw, DataFeedback, Duration, LawKind, NackFeedback, SendLimit, Timestamp,
-};
+use cc_core::{ConsumerLaw, DataFeedback, Duration, LawKind, NackFeedback, SendLimit, Timestamp};
 
 const INTEREST_BYTES: u32 = 60;
 
@@ -77,8 +75,12 @@ fn run(kind: LawKind, flows: usize, capacity_bps: f64, data_bytes: u32, rtt_ms: 
                     panic!("rate consumers give rates");
                 };
                 consumers[i].on_interest_sent(now, false);
-                match link.on_interest(now, (i, now.as_nanos()), TrafficClass::Primary, INTEREST_BYTES)
-                {
+                match link.on_interest(
+                    now,
+                    (i, now.as_nanos()),
+                    TrafficClass::Primary,
+                    INTEREST_BYTES,
+                ) {
                     ShaperVerdict::Rejected(_) => {
                         nacks += 1;
                         let r = link.rates();
@@ -151,7 +153,10 @@ fn run(kind: LawKind, flows: usize, capacity_bps: f64, data_bytes: u32, rtt_ms: 
             }
             Ev::Update => {
                 link.handle_timeout(now);
-                q.push(Reverse((link.poll_timeout().max(now + Duration::from_nanos(1)), Ev::Update)));
+                q.push(Reverse((
+                    link.poll_timeout().max(now + Duration::from_nanos(1)),
+                    Ev::Update,
+                )));
             }
         }
     }

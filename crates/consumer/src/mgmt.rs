@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn rib_register_matches_python_ndn_vector() {
-        let want = hex(include_str!("../../../../shared/vectors/rib_register_appv2.hex").trim());
+        let want = hex(include_str!("../../tlv/testdata/rib_register_appv2.hex").trim());
         let s = CommandSigning {
             time_ms: 1_700_000_000_000,
             sig_nonce: [1, 2, 3, 4, 5, 6, 7, 8],
@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn control_response_decodes_and_checks_status() {
-        let want = hex(include_str!("../../../../shared/vectors/rib_register_response.hex").trim());
+        let want = hex(include_str!("../../tlv/testdata/rib_register_response.hex").trim());
         let d = icn_tlv::Data::decode(Bytes::from(want)).unwrap();
         let r = ControlResponse::decode(&d.content).unwrap();
         assert_eq!(r.code, 200);

@@ -1,5 +1,5 @@
 //! Client faces over Unix stream, TCP and UDP (tokio), with bare-TLV
-//! framing on streams (protocol.md §4).
+//! framing on streams (docs/protocol.md §4).
 
 use bytes::{Buf, Bytes, BytesMut};
 use std::io;

@@ -18,9 +18,7 @@ use icn_tlv::{Data, Interest, MccFeedback, Name};
 use crate::mgmt::{McastGroupState, McastState};
 use serde::Deserialize;
 
-use crate::engine::{
-    FaceId, GroupDataVerdict, McFrame, MulticastHook, SubscriptionVerdict,
-};
+use crate::engine::{FaceId, GroupDataVerdict, McFrame, MulticastHook, SubscriptionVerdict};
 
 /// `[multicast_groups]`: defaults of the SRMCC multicast tree node.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -371,7 +369,7 @@ impl MulticastHook for SrmccGroups {
 
 /// A unicast flow is the content being fetched: the Data name without its
 /// trailing segment, byte-offset, version, timestamp, sequence-number and
-/// digest components (algorithms.md §4.4 item 7: "distinct active flows
+/// digest components (docs/algorithms.md §4.4 item 7: "distinct active flows
 /// (prefixes) on that link"). Two consumers fetching different files are
 /// two flows even when their names share the first components.
 pub fn flow_key(name: &Name) -> u64 {

@@ -20,10 +20,9 @@ pub mod config;
 mod config_checks;
 pub mod daemon;
 pub mod engine;
-pub mod limits;
 pub mod groups;
+pub mod limits;
 pub mod mgmt;
 pub mod node;
 pub mod ratelog;
 pub mod router;
-

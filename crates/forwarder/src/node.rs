@@ -15,11 +15,11 @@ use cc_core::Timestamp;
 use icn_tlv::Name;
 
 use crate::engine::{EngineEvent, FaceId, FaceParams, Transmit};
-use crate::router::{Router, RouterConfig};
 use crate::mgmt::{
     CcStamp, FaceCreateRequest, FaceState, FaceStatus, FibEntry, FwdOps, GeneralCounters, Manager,
     ManagerConfig, MgmtEvent, PacketCounters, RibError, Route, StrategyChoiceStatus,
 };
+use crate::router::{Router, RouterConfig};
 
 /// Requests from the node to the shell.
 #[derive(Debug, Clone, PartialEq, Eq)]

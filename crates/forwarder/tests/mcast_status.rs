@@ -4,13 +4,13 @@
 //! dataset is fetched with a management Interest, decoded as `icnfwd
 //! status` does and rendered.
 
-use icn_forwarder::router::RouterConfig;
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use icn_forwarder::daemon::status::render_mcast;
 use icn_forwarder::engine::{FaceId, FaceParams};
 use icn_forwarder::mgmt::{McastState, Route};
 use icn_forwarder::node::Node;
+use icn_forwarder::router::RouterConfig;
 use icn_multicast::wire::{self, Subscription};
 use icn_multicast::GroupPacket;
 use icn_tlv::{Data, Interest, MccFeedback, Name};

@@ -2,22 +2,17 @@
 //! python-ndn's exact register commands in, the exact accepted reply out,
 //! and the registered route used for forwarding.
 
-use icn_forwarder::router::RouterConfig;
 use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_forwarder::engine::{FaceId, FaceParams, Transmit};
 use icn_forwarder::mgmt::{ControlParameters, ControlResponse, FaceUri};
 use icn_forwarder::node::{Node, NodeEvent};
+use icn_forwarder::router::RouterConfig;
 use icn_tlv::{Component, Data, Interest, Name};
 
 fn vector(name: &str) -> Bytes {
-    let path = format!(
-        "{}/../../../shared/vectors/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path)
-        .or_else(|_| std::fs::read_to_string(format!("/work/shared/vectors/{name}")))
-        .expect("vector file");
+    let path = format!("{}/../tlv/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("vector file");
     Bytes::from(hex::decode(text.trim()).unwrap())
 }
 

@@ -398,7 +398,7 @@ impl MulticastNode {
     }
 
     /// Own occupancy of a group: the largest EWMA over its downstream faces
-    /// (algorithms.md §4.4 item 4).
+    /// (docs/algorithms.md §4.4 item 4).
     fn own_occupancy(&self, entry: &GroupEntry) -> f64 {
         entry
             .downstream

@@ -21,7 +21,7 @@ pub struct NodeConfig {
     /// Membership lifetime the node asks of its upstream (> refresh period).
     pub membership_lifetime: Duration,
     /// MCC aggregation period: one message per group upstream per period
-    /// (algorithms.md §4.4 item 5: the adaptation cycle, 4 × 100 ms).
+    /// (docs/algorithms.md §4.4 item 5: the adaptation cycle, 4 × 100 ms).
     pub feedback_period: Duration,
     /// How often queue occupancy is sampled into the EWMA.
     pub sample_interval: Duration,

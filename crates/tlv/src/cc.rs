@@ -20,7 +20,7 @@ pub use cc_core::mircc::TrafficClass;
 pub use cc_core::qsccp::ServiceClass;
 
 /// Milli-units per unit of a pace on the wire (CCC paces travel as
-/// milli-Interests per second, algorithms.md §3.3).
+/// milli-Interests per second, docs/algorithms.md §3.3).
 const MILLI: f64 = 1000.0;
 
 /// The one rate/pace encoding rule: a non-negative `f64` becomes the nearest

@@ -6,7 +6,7 @@
 //! agree byte for byte.
 //!
 //! Encoders always use the shortest form; decoders accept non-minimal forms
-//! (as ndn-cxx and python-ndn do), see protocol.md §1.1.
+//! (as ndn-cxx and python-ndn do), see docs/protocol.md §1.1.
 
 use bytes::BufMut;
 

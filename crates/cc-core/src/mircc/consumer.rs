@@ -1,5 +1,5 @@
 //! The MIRCC consumer: dual-class best-subflow rates and Interest steering
-//! (§4.2, §4.3; algorithms.md §2.3 "Consumer").
+//! (§4.2, §4.3; docs/algorithms.md §2.3 "Consumer").
 
 use super::path::unit_f64;
 use super::TrafficClass;

@@ -1,5 +1,5 @@
 //! MIRCC: Multipath-aware ICN Rate-based Congestion Control (Mahdian,
-//! Arianfar, Gibson, Oran, ACM ICN'16; algorithms.md §2).
+//! Arianfar, Gibson, Oran, ACM ICN'16; docs/algorithms.md §2).
 //!
 //! * [`MirccRate`]: the per-link stamping rate. Single class by eqs. 2-5
 //!   (§3.1.1): `N̂ = max(C, y)/R(t−T)`, `base = (η·C − β(t)·q/d)/N̂`,
@@ -26,7 +26,7 @@
 //!   primary rates, secondary rate = Σ per-path secondary rates, 3% of
 //!   Interests hint-less for path discovery.
 //!
-//! Readings and deviations (algorithms.md §2.6):
+//! Readings and deviations (docs/algorithms.md §2.6):
 //! * eq. 12 prints `R(t−T)`; we read `Rs(t−T)`, mirroring eqs. 6-10;
 //! * β(t) = β' when y(t) = 0 (the formula divides by y);
 //! * the rate is clamped to `[min_rate_bps, η·C]` after the EWMA (a large

@@ -24,7 +24,7 @@ pub struct MirccConfig {
     pub inflation_gain: f64,
     /// Inflation factor assumed before both sizes were sampled.
     pub initial_inflation: f64,
-    /// Floor of both stamped rates; keeps N̂ finite (algorithms.md §2.6.1).
+    /// Floor of both stamped rates; keeps N̂ finite (docs/algorithms.md §2.6 item 1).
     /// The caller may raise the primary floor at run time
     /// ([`MirccRate::set_floor_bps`]).
     pub min_rate_bps: f64,

@@ -1,5 +1,5 @@
 //! QSCCP service classes (paper §IV-B) and their numeric codes
-//! (algorithms.md §1.2: the authors' code maps 0..7 to CS7..BE).
+//! (docs/algorithms.md §1.2: the authors' code maps 0..7 to CS7..BE).
 
 use core::fmt;
 
@@ -54,7 +54,7 @@ impl ServiceClass {
 
     /// Decodes the ServiceClass wire field strictly: codes 0..=7 are the
     /// classes, 8..=15 the same classes with the authors' "+8" penalty
-    /// marker (algorithms.md §1.4 P7); anything else is `None`. The one
+    /// marker (docs/algorithms.md §1.4 P7); anything else is `None`. The one
     /// decoding rule of the field (icn-tlv calls it).
     pub const fn from_wire(code: u64) -> Option<(ServiceClass, bool)> {
         if code < 8 {

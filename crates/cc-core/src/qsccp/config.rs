@@ -4,7 +4,7 @@ use super::class::ServiceClass;
 use super::pecn::PecnVariant;
 use crate::time::{Duration, Timestamp};
 
-/// Parameters of one face's CDS + PECN (defaults: algorithms.md §1.8).
+/// Parameters of one face's CDS + PECN (defaults: docs/algorithms.md §1.8).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default))]

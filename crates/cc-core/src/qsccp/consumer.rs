@@ -4,7 +4,7 @@
 //! bits, estimated by an EWMA of received sizes (paper §IV-F; the authors'
 //! code uses a fixed size). Before the first TargetRate the consumer sends at
 //! `initial_rate_bps`; the first TargetRate is adopted directly, as the
-//! authors' code does (algorithms.md §1.7, [D]). Timeouts and Nacks only
+//! authors' code does (docs/algorithms.md §1.7, [D]). Timeouts and Nacks only
 //! cause retransmissions and leave the rate unchanged.
 
 use crate::law::{ConsumerLaw, DataFeedback, SendLimit};

@@ -1,5 +1,5 @@
 //! QSCCP: QoS-aware congestion control for NDN (He Bai, Hui Li et al.),
-//! algorithms.md §1.
+//! docs/algorithms.md §1.
 //!
 //! * [`class`]: the eight service classes (paper §IV-B).
 //! * [`scheduler`]: CDS, the per-outgoing-face scheduler tree (§IV-C): strict
@@ -18,7 +18,7 @@
 //! * [`consumer`]: CRA, the consumer rate law (eq. 13, β = 0.8) with an EWMA
 //!   of Data sizes.
 //!
-//! Readings (algorithms.md §1.9, all recommended ones): eqs. 4–9 follow the
+//! Readings (docs/algorithms.md §1.9, all recommended ones): eqs. 4–9 follow the
 //! §1.5 reconstruction by default (`PecnVariant::PaperReconstruction`: γ·base
 //! high-demand test, DS total capped at δ_c·B', DS capacity δ_c·B', φ restored
 //! when the greedy counter returns to 0) and the authors' code rules are

@@ -1,6 +1,6 @@
 //! QSCCP multipath feedback at a node: DRT/TRT tables, DownstreamRate
 //! (eq. 10), TargetRate at branch nodes (eq. 11) and adaptive forwarding
-//! (eq. 12 plus 1 % uniform probing), algorithms.md §1.6.
+//! (eq. 12 plus 1 % uniform probing), docs/algorithms.md §1.6.
 //!
 //! ```text
 //! Interest from downstream face i:  DRT[i] = DownstreamRate (absent = MAX)

@@ -6,7 +6,7 @@
 //! (6)  B_c = δ_c·B' (DS)                                 (code: δ_c·η·B)
 //!      B_c for DT: origin_c = ω_c/Σω·(B' − total_DS), then the unused
 //!      share of idle/active classes goes to saturated classes (else to
-//!      active ones) by ω (algorithms.md §1.4 P3, both variants)
+//!      active ones) by ω (docs/algorithms.md §1.4 P3, both variants)
 //! (2)(3) base^p = B_c · w^p·φ^p / Σ_{p'} w^{p'}·φ^{p'}
 //! (5)  greedy: g^p ≥ λ; high-demand: y^p ≥ γ·base^p; else low-demand
 //!                                                        (code: y > base − 500 kb/s)
@@ -58,15 +58,15 @@ use super::flows::{quantum, Flow};
 use super::scheduler::CdsScheduler;
 use crate::time::{Duration, Timestamp};
 
-/// Which rules fill the missing eqs. 4–9 (algorithms.md §1.9 item 1).
+/// Which rules fill the missing eqs. 4–9 (docs/algorithms.md §1.9 item 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum PecnVariant {
-    /// algorithms.md §1.5, the recommended reading.
+    /// docs/algorithms.md §1.5, the recommended reading.
     #[default]
     PaperReconstruction,
-    /// algorithms.md §1.4 P1–P8, the authors' `queues.cpp`.
+    /// docs/algorithms.md §1.4 P1–P8, the authors' `queues.cpp`.
     AuthorsCode,
 }
 

@@ -30,7 +30,7 @@ fn state_table_at_each_threshold() {
 
 #[test]
 fn multipliers_match_the_hand_table() {
-    // algorithms.md §4.2: with R_fair far above, the multiplier on R(t).
+    // docs/algorithms.md §4.2: with R_fair far above, the multiplier on R(t).
     let c = cfg();
     let r = 100_000.0;
     let fair = 1e9;

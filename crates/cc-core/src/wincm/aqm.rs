@@ -1,5 +1,5 @@
 //! WinCM AQM: CoDel detection and multi-congestion marking (Algorithm 1,
-//! eqs. 1–2; the cleaned reading of algorithms.md §5.1).
+//! eqs. 1–2; the cleaned reading of docs/algorithms.md §5.1).
 
 use crate::time::{Duration, Timestamp};
 
@@ -11,7 +11,7 @@ pub struct MultiMarkConfig {
     /// Acceptable standing queue delay (paper: 5 ms).
     pub target: Duration,
     /// Time above target before congestion is declared (paper text 110 ms;
-    /// 100 ms as CoDel/PCON by default, algorithms.md §5.4).
+    /// 100 ms as CoDel/PCON by default, docs/algorithms.md §5.4).
     pub interval: Duration,
 }
 

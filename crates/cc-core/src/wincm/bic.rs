@@ -1,5 +1,5 @@
 //! BIC window growth as the ndnSIM `ConsumerPcon` used by PCON, QSCCP and
-//! WinCM (algorithms.md §6.2): Reno below a window of 14, binary search
+//! WinCM (docs/algorithms.md §6.2): Reno below a window of 14, binary search
 //! towards `(bicMax + bicMin)/2` capped at +16/cwnd per Data, BIC slow start
 //! above bicMax, decrease ×0.8 with fast convergence.
 //!

@@ -1,4 +1,4 @@
-//! WinCM consumer window (Algorithm 2, cleaned as algorithms.md §5.2).
+//! WinCM consumer window (Algorithm 2, cleaned as docs/algorithms.md §5.2).
 //!
 //! * marked Data: `numMarked += 1`, `normData = 0`; on the first mark of an
 //!   episode `prevMax = bicMax`, `bicMax = cwnd`; then `cwnd = max(cwnd − β,

@@ -1,5 +1,5 @@
 //! WinCM forwarding strategy: UIN/UIW per (prefix, face), ForWeight (eq. 3),
-//! roulette choice among eligible faces (Algorithm 3, algorithms.md §5.3).
+//! roulette choice among eligible faces (Algorithm 3, docs/algorithms.md §5.3).
 //!
 //! Three readings differ from the literal text:
 //! * d defaults to 1.1, not 1.5: one marking episode marks about a queue's

@@ -1,5 +1,5 @@
 //! WinCM: window-based congestion control for NDN (Wang, Yue, Wu, 2018),
-//! algorithms.md §5.
+//! docs/algorithms.md §5.
 //!
 //! Three parts, one per module:
 //! * [`aqm`]: CoDel sojourn-time detection with *multi-congestion marking*
@@ -17,7 +17,7 @@
 //!   a saturated face is chosen, UIW − d per mark, exUIW refreshed
 //!   every 100 ms or on a mark.
 //!
-//! Deviations and readings (all from algorithms.md §5.5): the Interval is
+//! Deviations and readings (all from docs/algorithms.md §5.5): the Interval is
 //! 100 ms (CoDel/PCON) rather than the 110 ms of the WinCM text,
 //! configurable; Algorithm 1's impossible nesting is read as an else-branch,
 //! detection re-arms after each marking episode, and a sojourn at or below

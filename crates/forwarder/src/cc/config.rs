@@ -193,7 +193,7 @@ impl CcConfig {
     }
 }
 
-/// `[cc.rcp]`: RCP eq. 1 gains (MIRCC's adaptation, algorithms.md §6.1).
+/// `[cc.rcp]`: RCP eq. 1 gains (MIRCC's adaptation, docs/algorithms.md §6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RcpParams {

@@ -13,8 +13,7 @@ use icn_tlv::CcFields;
 use super::config::{CcConfig, CcScheme};
 use super::scheme::{Decide, FaceFacts, Scheme, SchemePart};
 use crate::engine::{
-    CcFaceStatus, CcHooks, FaceId, FaceParams, HookDequeue, InterestAdmission, OutPacket,
-    QueueView,
+    CcFaceStatus, CcHooks, FaceId, FaceParams, HookDequeue, InterestAdmission, OutPacket, QueueView,
 };
 
 /// The forwarder-wide congestion-control extension.

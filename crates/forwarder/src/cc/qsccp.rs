@@ -28,8 +28,7 @@ const MAX_CLASSES: usize = 4096;
 
 /// The QSCCP class of an Interest (absent = best effort).
 pub(crate) fn class_of(cc: &CcFields) -> ServiceClass {
-    cc.service_class
-        .unwrap_or(ServiceClass::Be)
+    cc.service_class.unwrap_or(ServiceClass::Be)
 }
 
 /// Flow key of an Interest wire: its name without the last component
@@ -118,7 +117,12 @@ impl Qsccp {
         }
     }
 
-    fn ensure(&mut self, now: Timestamp, face: FaceId, facts: &FaceFacts) -> Option<&mut FaceSched> {
+    fn ensure(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        facts: &FaceFacts,
+    ) -> Option<&mut FaceSched> {
         if !self.faces.contains_key(&face) {
             let c = facts.shaped_capacity_bps()?;
             let cds = CdsScheduler::new(qsccp_config(&self.cfg, c), now, self.node_seed ^ face.0);
@@ -296,10 +300,7 @@ impl SchemePart for Qsccp {
             {
                 cc.target_rate_bps = Some(rate_to_wire(t));
             }
-            d.push(Action::SendDataCc {
-                face: down,
-                cc,
-            });
+            d.push(Action::SendDataCc { face: down, cc });
         }
         self.downs = downs;
     }

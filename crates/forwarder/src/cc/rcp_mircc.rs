@@ -159,9 +159,6 @@ impl SchemePart for RateScheme {
             _ => Some(0),
         };
         let face = cands[idx.unwrap_or(0).min(cands.len() - 1)];
-        d.push(Action::ForwardCc {
-            face,
-            cc,
-        });
+        d.push(Action::ForwardCc { face, cc });
     }
 }

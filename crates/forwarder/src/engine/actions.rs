@@ -4,9 +4,9 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{CcFields, NackReason};
 
-use super::multicast_hook::MulticastHook;
 use super::cc_hooks::CcHooks;
 use super::cc_hooks::IncomingLp;
+use super::multicast_hook::MulticastHook;
 
 use super::counters::DropReason;
 use super::face::FaceId;

@@ -9,11 +9,11 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{LpPacket, TlvError};
 
-use super::multicast_hook::MulticastHook;
 use super::cc_hooks::CcHooks;
 use super::counters::DropReason;
 use super::face::FaceId;
 use super::forwarder::Forwarder;
+use super::multicast_hook::MulticastHook;
 
 /// The fraction of the PIT kept for local faces: 1 / this.
 const LOCAL_RESERVE_DIV: usize = 16;

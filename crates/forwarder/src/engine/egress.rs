@@ -7,12 +7,12 @@ use bytes::{Bytes, BytesMut};
 use cc_core::Timestamp;
 use icn_tlv::{fragment, LpPacket};
 
-use super::multicast_hook::MulticastHook;
 use super::api::Transmit;
 use super::cc_hooks::{CcHooks, InterestAdmission};
 use super::counters::DropReason;
 use super::face::FaceId;
 use super::forwarder::{transmit, Delayed, Face, Forwarder};
+use super::multicast_hook::MulticastHook;
 use super::queue::{OutPacket, PacketKind, QueueView};
 
 /// How much missed sending time a paced face may make up after a late

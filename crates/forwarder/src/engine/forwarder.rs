@@ -25,13 +25,13 @@ use rand::SeedableRng;
 
 use super::api::{EngineConfig, EngineError, EngineEvent, Transmit};
 use super::cc_hooks::{CcHooks, NoCc};
-use super::multicast_hook::{MulticastHook, NoMulticast};
 use super::counters::{DropReason, ForwarderCounters};
 use super::cs::ContentStore;
 use super::dead_nonce::DeadNonceList;
 use super::face::{FaceId, FaceInfo, FaceParams, LinkEmulation, QueueStats};
 use super::fib::{Fib, FibError};
 use super::hash::SeededState;
+use super::multicast_hook::{MulticastHook, NoMulticast};
 use super::name_table::{PrefixTable, TableInsertError};
 use super::observe::CcStamps;
 use super::pit::Pit;

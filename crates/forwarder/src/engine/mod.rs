@@ -26,9 +26,7 @@ pub mod queue;
 pub mod strategy;
 
 pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
-pub use cc_hooks::{
-    CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc,
-};
+pub use cc_hooks::{CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc};
 pub use counters::{DropCounters, DropReason, FaceCounters, ForwarderCounters};
 pub use face::{
     FaceId, FaceInfo, FaceParams, FaceScope, LinkEmulation, LinkType, Persistency, QueueStats,
@@ -40,11 +38,8 @@ pub use multicast_hook::{
 };
 pub use observe::{CcStamps, CsStats, StampRange, StampWindow, STAMP_WINDOW};
 pub use pit::{InRecord, OutRecord, PitEntry};
-pub use queue::{
-    DataFlow, OutPacket, PacketKind, QueueLimits, QueueView,
-    SojournStats,
-};
+pub use queue::{DataFlow, OutPacket, PacketKind, QueueLimits, QueueView, SojournStats};
 pub use strategy::{
-    Action, BestRoute, FaceLookup, IncomingInterest, Multicast, NameScope, Strategy, StrategyBuilder, StrategyCtx,
-    StrategyFactory, StrategyName,
+    Action, BestRoute, FaceLookup, IncomingInterest, Multicast, NameScope, Strategy,
+    StrategyBuilder, StrategyCtx, StrategyFactory, StrategyName,
 };

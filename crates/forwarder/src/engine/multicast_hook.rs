@@ -161,9 +161,10 @@ impl<H: MulticastHook> MulticastHook for Option<H> {
         interest: &Interest,
         upstream: Option<FaceId>,
     ) -> SubscriptionVerdict {
-        self.as_mut().map_or(SubscriptionVerdict::NotSubscription, |h| {
-            h.subscription(now, face, interest, upstream)
-        })
+        self.as_mut()
+            .map_or(SubscriptionVerdict::NotSubscription, |h| {
+                h.subscription(now, face, interest, upstream)
+            })
     }
     fn feedback(&mut self, now: Timestamp, face: FaceId, fb: &MccFeedback) -> bool {
         self.as_mut().is_some_and(|h| h.feedback(now, face, fb))
@@ -175,8 +176,9 @@ impl<H: MulticastHook> MulticastHook for Option<H> {
         name: &Name,
         out: &mut Vec<FaceId>,
     ) -> GroupDataVerdict {
-        self.as_mut()
-            .map_or(GroupDataVerdict::NotGroup, |h| h.group_data(now, face, name, out))
+        self.as_mut().map_or(GroupDataVerdict::NotGroup, |h| {
+            h.group_data(now, face, name, out)
+        })
     }
     fn is_group_data(&self, name: &Name) -> bool {
         self.as_ref().is_some_and(|h| h.is_group_data(name))

@@ -6,9 +6,9 @@
 use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
 
-use super::multicast_hook::MulticastHook;
 use super::cc_hooks::CcHooks;
 use super::forwarder::Forwarder;
+use super::multicast_hook::MulticastHook;
 use super::queue::PacketKind;
 
 /// Length of one [`CcStamps`] window.
@@ -148,7 +148,6 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             misses: self.counters.n_cs_misses,
         }
     }
-
 }
 
 #[cfg(test)]

@@ -5,14 +5,14 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{decode_packet, decode_reassembled, Data, Interest, LpPacket, NackReason, NetPacket};
 
-use super::multicast_hook::MulticastHook;
-use super::cc_hooks::CcHooks;
 use super::api::EngineEvent;
+use super::cc_hooks::CcHooks;
 use super::cc_hooks::IncomingLp;
 use super::counters::DropReason;
 use super::cs::CsQuery;
 use super::face::{FaceId, LinkType};
 use super::forwarder::Forwarder;
+use super::multicast_hook::MulticastHook;
 use super::name_table::ComponentEnds;
 use super::pit::{InRecord, PitInsert};
 use super::queue::{OutPacket, PacketKind};

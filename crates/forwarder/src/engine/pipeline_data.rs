@@ -4,12 +4,12 @@ use bytes::Bytes;
 use cc_core::Timestamp;
 use icn_tlv::{Data, Interest, LpPacket, NackReason};
 
-use super::multicast_hook::MulticastHook;
 use super::cc_hooks::CcHooks;
 use super::cc_hooks::IncomingLp;
 use super::counters::DropReason;
 use super::face::{FaceId, LinkType};
 use super::forwarder::Forwarder;
+use super::multicast_hook::MulticastHook;
 use super::name_table::ComponentEnds;
 use super::pipeline::{name_scope, IMPLICIT_DIGEST};
 use super::queue::{OutPacket, PacketKind};

@@ -227,11 +227,7 @@ impl EgressQueues {
     }
 
     /// Queues a packet, or says why it was refused.
-    pub fn enqueue(
-        &mut self,
-        pkt: OutPacket,
-        view: &mut QueueView,
-    ) -> Result<(), DropReason> {
+    pub fn enqueue(&mut self, pkt: OutPacket, view: &mut QueueView) -> Result<(), DropReason> {
         let len = pkt.wire.len();
         let stats = &mut view.stats;
         match pkt.kind {
@@ -466,17 +462,12 @@ mod tests {
         );
         let mut v = view();
         let t = Timestamp::ZERO;
-        q.enqueue(data(1, Some(ServiceClass::Be)), &mut v)
-            .unwrap();
+        q.enqueue(data(1, Some(ServiceClass::Be)), &mut v).unwrap();
         q.enqueue(data(2, None), &mut v).unwrap();
-        q.enqueue(data(3, Some(ServiceClass::Af2)), &mut v)
-            .unwrap();
-        q.enqueue(data(4, Some(ServiceClass::Ef)), &mut v)
-            .unwrap();
-        q.enqueue(data(5, Some(ServiceClass::Cs7)), &mut v)
-            .unwrap();
-        q.enqueue(data(6, Some(ServiceClass::Be)), &mut v)
-            .unwrap();
+        q.enqueue(data(3, Some(ServiceClass::Af2)), &mut v).unwrap();
+        q.enqueue(data(4, Some(ServiceClass::Ef)), &mut v).unwrap();
+        q.enqueue(data(5, Some(ServiceClass::Cs7)), &mut v).unwrap();
+        q.enqueue(data(6, Some(ServiceClass::Be)), &mut v).unwrap();
         assert_eq!(
             q.enqueue(data(7, Some(ServiceClass::Ef)), &mut v),
             Err(DropReason::QueueFull)

@@ -146,7 +146,7 @@ const SIGNATURE_TYPE: u32 = 0x1b;
 /// Checks what can be checked without keys: the params-sha256 component of
 /// a v0.3 command and, when the signature type is DigestSha256, the digest
 /// (v0.3 and legacy forms). Every other signature type is accepted
-/// unverified, as protocol.md §0.1 item 8 requires. Needs the received
+/// unverified, as docs/protocol.md §0.1 item 8 requires. Needs the received
 /// bytes (`interest.wire()`), which decoded Interests keep.
 pub fn verify(interest: &Interest, signing: Signing) -> Result<(), VerifyError> {
     match signing {
@@ -203,13 +203,8 @@ mod tests {
     use bytes::Bytes;
 
     fn vector(name: &str) -> Bytes {
-        let path = format!(
-            "{}/../../../shared/vectors/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&path)
-            .or_else(|_| std::fs::read_to_string(format!("/work/shared/vectors/{name}")))
-            .expect("vector file");
+        let path = format!("{}/../tlv/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("vector file");
         Bytes::from(hex::decode(text.trim()).unwrap())
     }
 

@@ -4,7 +4,7 @@
 //! trust anchor's prefix, whose signature verifies with that anchor's public
 //! key (Ed25519 or ECDSA P-256), and whose SignatureTime is within NFD's
 //! ±2 min grace and newer than the last one accepted from that key (NFD's
-//! `ValidationPolicyCommandInterest`, protocol.md §3.7), so a captured
+//! `ValidationPolicyCommandInterest`, docs/protocol.md §3.7), so a captured
 //! command cannot be replayed.
 
 use hashbrown::HashMap;

@@ -190,7 +190,8 @@ impl Network {
     /// Adds an engine.
     pub fn add_node(&mut self, cfg: impl Into<RouterConfig>) -> NodeId {
         let seed = self.rng.random();
-        self.nodes.push(icn_forwarder::router::build(&cfg.into(), seed));
+        self.nodes
+            .push(icn_forwarder::router::build(&cfg.into(), seed));
         NodeId(self.nodes.len() - 1)
     }
 

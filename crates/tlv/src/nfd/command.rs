@@ -1,5 +1,5 @@
 //! Building v0.3 signed command Interests
-//! `/<scope>/nfd/<module>/<verb>/<ControlParameters>` (protocol.md §3.1):
+//! `/<scope>/nfd/<module>/<verb>/<ControlParameters>` (docs/protocol.md §3.1):
 //! empty ApplicationParameters, InterestSignatureInfo {SignatureType,
 //! [KeyLocator], SignatureNonce (8 octets), SignatureTime (8 octets)}, and
 //! the params-sha256 component appended on encode. The shape python-ndn
@@ -156,10 +156,7 @@ mod tests {
     use super::*;
 
     fn vector(name: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/../../../shared/vectors/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let path = format!("{}/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
         hex::decode(std::fs::read_to_string(path).unwrap().trim()).unwrap()
     }
 

@@ -1,4 +1,4 @@
-//! The NFD management protocol's TLVs (protocol.md §3), shared by the
+//! The NFD management protocol's TLVs (docs/protocol.md §3), shared by the
 //! forwarder's manager, `icnfwd status`/`ctl`, the consumer's
 //! `rib/register` and the lab's dataset reader, so there is one encoder
 //! and one decoder of each.
@@ -16,7 +16,7 @@
 //! read through a zero-copy reader over `Bytes` (`wire`), with errors in
 //! [`MgmtError`] terms, which the manager maps to status codes.
 
-// Field and TLV-number names mirror protocol.md §3 one to one; the tables
+// Field and TLV-number names mirror docs/protocol.md §3 one to one; the tables
 // there are their documentation.
 #![allow(missing_docs)]
 

@@ -115,14 +115,16 @@ impl SchemePart for Ccc {
         }
         let mut with_caps = core::mem::take(&mut self.cands);
         with_caps.clear();
-        with_caps.extend(cands.iter().map(|&face| Candidate {
-            face,
-            // The next hop's Data come back over this face.
-            capacity_bps: d
-                .faces
-                .face_info(face)
-                .and_then(|f| f.params.data_in_capacity_bps())
-                .filter(|c| *c > 0),
+        with_caps.extend(cands.iter().map(|&face| {
+            Candidate {
+                face,
+                // The next hop's Data come back over this face.
+                capacity_bps: d
+                    .faces
+                    .face_info(face)
+                    .and_then(|f| f.params.data_in_capacity_bps())
+                    .filter(|c| *c > 0),
+            }
         }));
         let cc_in = d.lp.cc;
         let objective = cc_in.pace_objective_milli_ips.map(wire_to_ips);
@@ -133,10 +135,7 @@ impl SchemePart for Ccc {
             Some((face, hop_objective)) => {
                 let mut cc = cc_in;
                 cc.pace_objective_milli_ips = Some(ips_to_wire(hop_objective));
-                d.push(Action::ForwardCc {
-                    face,
-                    cc,
-                });
+                d.push(Action::ForwardCc { face, cc });
             }
             // Flow table full: forward unchanged to the first hop.
             None => d.push(Action::Forward { face: cands[0] }),
@@ -161,17 +160,14 @@ impl SchemePart for Ccc {
         downs.clear();
         downs.extend(d.downstreams(in_face, pit));
         for &down in &downs {
-            let out = self.flows.on_data(
-                d.now, prefix, in_face, constraint, lp.bytes, down, up_bps,
-            );
+            let out = self
+                .flows
+                .on_data(d.now, prefix, in_face, constraint, lp.bytes, down, up_bps);
             match out {
                 Some(c) => {
                     let mut cc: CcFields = lp.cc;
                     cc.pace_constraint_milli_ips = Some(ips_to_wire(c));
-                    d.push(Action::SendDataCc {
-                        face: down,
-                        cc,
-                    });
+                    d.push(Action::SendDataCc { face: down, cc });
                 }
                 None => d.push(Action::SendData { face: down }),
             }

@@ -234,7 +234,7 @@ impl Shell {
             return Some(*f);
         }
         // Loopback peers are applications on this host: local scope, so that
-        // python-ndn can register over UDP to 127.0.0.1 (protocol.md §3.11).
+        // python-ndn can register over UDP to 127.0.0.1 (docs/protocol.md §3.11).
         let local = from.ip().is_loopback() && self.cfg.udp.loopback_is_local;
         if !self.admit_on_demand(now, Some(from.ip()), local) {
             return None;

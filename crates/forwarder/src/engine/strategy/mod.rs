@@ -225,7 +225,12 @@ pub trait Strategy<C = NoCc>: Send {
 
     /// Data from `in_face` satisfies `pit`; the default returns it to every
     /// pending downstream (NFD `Strategy::afterReceiveData`).
-    fn after_receive_data(&mut self, ctx: &mut StrategyCtx<'_, C>, in_face: FaceId, pit: &PitEntry) {
+    fn after_receive_data(
+        &mut self,
+        ctx: &mut StrategyCtx<'_, C>,
+        in_face: FaceId,
+        pit: &PitEntry,
+    ) {
         for r in &pit.in_records {
             if r.expiry <= ctx.now {
                 continue;

@@ -105,10 +105,9 @@ impl FwdOps for Fake {
 
 fn vector(name: &str) -> Bytes {
     let text = std::fs::read_to_string(format!(
-        "{}/../../../shared/vectors/{name}",
+        "{}/../tlv/testdata/{name}",
         env!("CARGO_MANIFEST_DIR")
     ))
-    .or_else(|_| std::fs::read_to_string(format!("/work/shared/vectors/{name}")))
     .expect("vector");
     Bytes::from(hex::decode(text.trim()).unwrap())
 }
