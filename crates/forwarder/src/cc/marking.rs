@@ -188,6 +188,68 @@ impl FaceMarker {
     }
 }
 
+/// The markers of every face of a node, one law for all: what PCON and
+/// WinCM keep per node (they differ only in how a mark is written).
+pub(crate) struct FaceMarkers {
+    law: MarkerLaw,
+    faces: BTreeMap<crate::engine::FaceId, FaceMarker>,
+}
+
+impl FaceMarkers {
+    pub(crate) fn new(law: MarkerLaw) -> Self {
+        FaceMarkers {
+            law,
+            faces: BTreeMap::new(),
+        }
+    }
+
+    pub(crate) fn face_added(&mut self, face: crate::engine::FaceId) {
+        let law = self.law;
+        self.faces
+            .entry(face)
+            .or_insert_with(|| FaceMarker::new(law));
+    }
+
+    pub(crate) fn face_removed(&mut self, face: crate::engine::FaceId) {
+        self.faces.remove(&face);
+    }
+
+    /// A packet left `face` after `sojourn`: whether to mark it (Data only).
+    pub(crate) fn on_dequeue(
+        &mut self,
+        now: Timestamp,
+        face: crate::engine::FaceId,
+        pkt: &crate::engine::OutPacket,
+        sojourn: Duration,
+        view: &QueueView,
+    ) -> bool {
+        pkt.kind == crate::engine::PacketKind::Data
+            && self
+                .faces
+                .get_mut(&face)
+                .is_some_and(|m| m.on_dequeue(now, sojourn, pkt.wire.len(), view))
+    }
+
+    /// Drops idle per-flow markers (periodic).
+    pub(crate) fn prune(&mut self) {
+        self.faces.values_mut().for_each(FaceMarker::prune);
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.faces.is_empty()
+    }
+
+    pub(crate) fn add_status(
+        &self,
+        face: crate::engine::FaceId,
+        s: &mut crate::engine::CcFaceStatus,
+    ) {
+        if let Some(m) = self.faces.get(&face) {
+            m.add_status(s);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,17 +2,17 @@
 //! queue; the strategy splits Interests over next hops and shifts the
 //! split away from faces whose Data or Nacks come back marked.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use cc_core::codel::CodelConfig;
 use cc_core::pcon::{PconConfig, PconSplit};
 use cc_core::{Duration, Timestamp};
 
 use super::config::CcConfig;
-use super::marking::{FaceMarker, MarkerLaw};
+use super::marking::{FaceMarkers, MarkerLaw};
 use super::scheme::{Decide, FaceFacts, SchemePart};
 use crate::engine::{
-    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PacketKind, PitEntry, QueueView,
+    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PitEntry, QueueView,
 };
 
 /// Bound on per-prefix splits kept by one node.
@@ -20,9 +20,8 @@ const MAX_SPLITS: usize = 4096;
 
 /// PCON on one node: a CoDel marker per face, a forwarding split per prefix.
 pub(crate) struct Pcon {
-    codel: CodelConfig,
+    markers: FaceMarkers,
     split_cfg: PconConfig,
-    markers: BTreeMap<FaceId, FaceMarker>,
     splits: HashMap<u64, PconSplit>,
     /// Next-hop ids of the Interest at hand (reused per packet).
     ids: Vec<u64>,
@@ -31,17 +30,16 @@ pub(crate) struct Pcon {
 impl Pcon {
     pub(crate) fn new(cfg: &CcConfig) -> Self {
         Pcon {
-            codel: CodelConfig {
+            markers: FaceMarkers::new(MarkerLaw::Codel(CodelConfig {
                 target: Duration::from_millis(cfg.pcon.target_ms),
                 interval: Duration::from_millis(cfg.pcon.interval_ms.max(1)),
                 ..CodelConfig::default()
-            },
+            })),
             split_cfg: PconConfig {
                 change_per_mark: cfg.pcon.change_per_mark,
                 probing_probability: cfg.pcon.probing_probability,
                 ..PconConfig::default()
             },
-            markers: BTreeMap::new(),
             splits: HashMap::new(),
             ids: Vec::new(),
         }
@@ -50,13 +48,11 @@ impl Pcon {
 
 impl SchemePart for Pcon {
     fn face_added(&mut self, _now: Timestamp, face: FaceId, _facts: &FaceFacts) {
-        self.markers
-            .entry(face)
-            .or_insert_with(|| FaceMarker::new(MarkerLaw::Codel(self.codel)));
+        self.markers.face_added(face);
     }
 
     fn face_removed(&mut self, face: FaceId) -> usize {
-        self.markers.remove(&face);
+        self.markers.face_removed(face);
         0
     }
 
@@ -68,18 +64,13 @@ impl SchemePart for Pcon {
         sojourn: Duration,
         view: &QueueView,
     ) {
-        if pkt.kind != PacketKind::Data {
-            return;
-        }
-        if let Some(m) = self.markers.get_mut(&face) {
-            if m.on_dequeue(now, sojourn, pkt.wire.len(), view) {
-                pkt.congestion_mark = pkt.congestion_mark.max(1);
-            }
+        if self.markers.on_dequeue(now, face, pkt, sojourn, view) {
+            pkt.congestion_mark = pkt.congestion_mark.max(1);
         }
     }
 
     fn handle_timeout(&mut self, _now: Timestamp) {
-        self.markers.values_mut().for_each(FaceMarker::prune);
+        self.markers.prune();
     }
 
     fn has_status_work(&self) -> bool {
@@ -87,9 +78,7 @@ impl SchemePart for Pcon {
     }
 
     fn status(&self, face: FaceId, s: &mut CcFaceStatus) {
-        if let Some(m) = self.markers.get(&face) {
-            m.add_status(s);
-        }
+        self.markers.add_status(face, s);
     }
 
     fn on_interest(

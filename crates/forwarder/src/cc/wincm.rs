@@ -5,22 +5,19 @@
 //! last component), not per FIB prefix: one table serves every prefix
 //! the strategy is set on.
 
-use std::collections::BTreeMap;
-
 use cc_core::wincm::{MultiMarkConfig, UiwConfig, UiwTable};
 use cc_core::{Duration, Timestamp};
 
 use super::config::CcConfig;
-use super::marking::{FaceMarker, MarkerLaw};
+use super::marking::{FaceMarkers, MarkerLaw};
 use super::scheme::{Decide, FaceFacts, SchemePart};
 use crate::engine::{
-    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PacketKind, PitEntry, QueueView,
+    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PitEntry, QueueView,
 };
 
 /// WinCM on one node.
 pub(crate) struct Wincm {
-    marking: MultiMarkConfig,
-    markers: BTreeMap<FaceId, FaceMarker>,
+    markers: FaceMarkers,
     pub(crate) uiw: UiwTable,
     /// Next-hop ids of the Interest at hand (reused per packet).
     ids: Vec<u64>,
@@ -29,11 +26,10 @@ pub(crate) struct Wincm {
 impl Wincm {
     pub(crate) fn new(cfg: &CcConfig, seed: u64) -> Self {
         Wincm {
-            marking: MultiMarkConfig {
+            markers: FaceMarkers::new(MarkerLaw::MultiMark(MultiMarkConfig {
                 target: Duration::from_millis(cfg.wincm.target_ms),
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
-            },
-            markers: BTreeMap::new(),
+            })),
             ids: Vec::new(),
             uiw: UiwTable::new(
                 UiwConfig {
@@ -49,13 +45,11 @@ impl Wincm {
 
 impl SchemePart for Wincm {
     fn face_added(&mut self, _now: Timestamp, face: FaceId, _facts: &FaceFacts) {
-        self.markers
-            .entry(face)
-            .or_insert_with(|| FaceMarker::new(MarkerLaw::MultiMark(self.marking)));
+        self.markers.face_added(face);
     }
 
     fn face_removed(&mut self, face: FaceId) -> usize {
-        self.markers.remove(&face);
+        self.markers.face_removed(face);
         0
     }
 
@@ -67,19 +61,14 @@ impl SchemePart for Wincm {
         sojourn: Duration,
         view: &QueueView,
     ) {
-        if pkt.kind != PacketKind::Data {
-            return;
-        }
-        if let Some(m) = self.markers.get_mut(&face) {
-            // Multi-congestion marking: each congested hop adds one.
-            if m.on_dequeue(now, sojourn, pkt.wire.len(), view) {
-                pkt.congestion_mark = pkt.congestion_mark.saturating_add(1);
-            }
+        // Multi-congestion marking: each congested hop adds one.
+        if self.markers.on_dequeue(now, face, pkt, sojourn, view) {
+            pkt.congestion_mark = pkt.congestion_mark.saturating_add(1);
         }
     }
 
     fn handle_timeout(&mut self, _now: Timestamp) {
-        self.markers.values_mut().for_each(FaceMarker::prune);
+        self.markers.prune();
     }
 
     fn has_status_work(&self) -> bool {
@@ -87,9 +76,7 @@ impl SchemePart for Wincm {
     }
 
     fn status(&self, face: FaceId, s: &mut CcFaceStatus) {
-        if let Some(m) = self.markers.get(&face) {
-            m.add_status(s);
-        }
+        self.markers.add_status(face, s);
     }
 
     fn on_interest(
