@@ -457,7 +457,7 @@ impl CccSupervisor {
     pub fn new(cfg: CccConfig, capacity_bps: f64) -> Self {
         CccSupervisor {
             cfg,
-            capacity_bps: sanitize((sanitize(capacity_bps) * cfg.utilisation).floor()),
+            capacity_bps: sanitize(libm::floor(sanitize(capacity_bps) * cfg.utilisation)),
             drops: 0,
             last_run: None,
         }
