@@ -384,12 +384,19 @@ impl DataSizeEstimate {
 /// stamped along the path, deflated to Interests/s by the Data size.
 ///
 /// Rates from Data are applied immediately, without smoothing, since routers
-/// already smooth (MIRCC §3.1). A Nack's rate is applied only when it lowers
-/// the current rate, because it covers only part of the path (MIRCC §3).
+/// already smooth (MIRCC §3.1). A Nack's rate covers only the hops up to
+/// the one that refused the Interest (MIRCC §3), so it only lowers a rate
+/// the network already stamped. Before any stamped rate, though, the first
+/// Nack's rate replaces `initial_rate_bps`: that is only a guess, and at
+/// large Data a few kbit/s means one Interest per second, so a consumer
+/// whose first Interest was refused would wait that long to retry
+/// (docs/algorithms.md §2.3, "Start-up").
 #[derive(Debug, Clone)]
 pub struct RateConsumer {
     cfg: RateConsumerConfig,
     rate_bps: f64,
+    /// Whether `rate_bps` came from the network (a Data or a Nack).
+    stamped: bool,
     data_size: DataSizeEstimate,
 }
 
@@ -398,6 +405,7 @@ impl RateConsumer {
     pub fn new(cfg: RateConsumerConfig) -> Self {
         RateConsumer {
             rate_bps: sanitize(cfg.initial_rate_bps),
+            stamped: false,
             data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
             cfg,
         }
@@ -422,14 +430,16 @@ impl ConsumerLaw for RateConsumer {
         if let Some(r) = fb.primary_rate_bps {
             if r.is_finite() && r >= 0.0 {
                 self.rate_bps = r;
+                self.stamped = true;
             }
         }
     }
 
     fn on_nack(&mut self, _now: Timestamp, fb: &NackFeedback) {
         if let Some(r) = fb.primary_rate_bps {
-            if r.is_finite() && r >= 0.0 && r < self.rate_bps {
+            if r.is_finite() && r >= 0.0 && (r < self.rate_bps || !self.stamped) {
                 self.rate_bps = r;
+                self.stamped = true;
             }
         }
     }
@@ -550,5 +560,27 @@ mod tests {
             } => assert!((interests_per_sec - 50.0).abs() < 1e-9),
             SendLimit::Window { .. } => panic!("rate law must return a rate"),
         }
+    }
+
+    #[test]
+    fn first_stamped_rate_may_come_from_a_nack() {
+        let mut c = RateConsumer::new(RateConsumerConfig::default());
+        let nack = |r: f64| NackFeedback {
+            congestion: true,
+            primary_rate_bps: Some(r),
+            ..Default::default()
+        };
+        // Above the 80 kbit/s guess, but the network's word.
+        c.on_nack(ms(1), &nack(5e6));
+        assert_eq!(c.rate_bps(), 5e6);
+        // From then on a Nack only lowers it.
+        c.on_nack(ms(2), &nack(9e6));
+        assert_eq!(c.rate_bps(), 5e6);
+        c.on_nack(ms(3), &nack(2e6));
+        assert_eq!(c.rate_bps(), 2e6);
+        // Without a rate, a Nack changes nothing.
+        let mut c = RateConsumer::new(RateConsumerConfig::default());
+        c.on_nack(ms(1), &NackFeedback::default());
+        assert_eq!(c.rate_bps(), 80_000.0);
     }
 }

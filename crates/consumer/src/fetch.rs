@@ -302,7 +302,13 @@ impl Fetcher {
     /// the rate law turns them into Interests at the frame size.
     fn on_data(&mut self, now: Timestamp, lp: &LpPacket, d: Data, frame_bytes: usize) {
         let Some(versioned) = self.versioned.clone() else {
-            return self.on_discovery_data(d);
+            // Size 0 (unknown): a metadata packet says nothing about the
+            // segments' size, and the rate laws deflate by it.
+            let fb = data_feedback(&lp.cc, lp.congestion_mark, 0, self.pipeline.law().reads());
+            if self.on_discovery_data(d) {
+                self.pipeline.handle_path_data(now, fb);
+            }
+            return;
         };
         let vlen = versioned.len();
         let seg = (d.name.len() == vlen + 1 && versioned.is_prefix_of(&d.name))
@@ -329,7 +335,8 @@ impl Fetcher {
             .handle_data(now, seg, d.content, final_seg, fb);
     }
 
-    fn on_discovery_data(&mut self, d: Data) {
+    /// Whether `d` answered a discovery probe.
+    fn on_discovery_data(&mut self, d: Data) -> bool {
         let nlen = self.name.len();
         let md = self
             .name
@@ -350,8 +357,12 @@ impl Fetcher {
                 tracing::debug!(version = %v, "discovered version");
                 self.versioned = Some(v);
                 self.probes.clear();
+                true
             }
-            None => self.packets_ignored += 1,
+            None => {
+                self.packets_ignored += 1;
+                false
+            }
         }
     }
 

@@ -239,3 +239,111 @@ fn no_route_nack_on_a_segment_fails_the_fetch() {
     // Segment 0 is below any final block: the only outstanding one failed.
     assert!(f.error().is_some());
 }
+
+fn rate_of(f: &Fetcher) -> f64 {
+    match f.pipeline().limit() {
+        cc_core::SendLimit::Rate {
+            interests_per_sec, ..
+        } => interests_per_sec,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// An explicit-rate consumer whose first Interest a shaper refuses learns
+/// the link's rate from the Nack and retries at once: its start-up rate
+/// (80 kbit/s over 8 KB Data, one Interest per 0.8 s) is only a guess. It
+/// waited for the guess's next slot, and a joining flow got nothing for
+/// 0.8 s (the arrival scenario's rare failure).
+#[test]
+fn rate_consumer_refused_before_any_data_retries_at_the_nacks_rate() {
+    for kind in [LawKind::Rcp, LawKind::Mircc] {
+        let opts = SchemeOptions {
+            kind,
+            ..SchemeOptions::default()
+        };
+        let mut f = Fetcher::new(
+            "/f/v=1".parse().unwrap(),
+            FetchConfig::default(),
+            Scheme::new(&opts),
+        );
+        let mut now = Timestamp::ZERO;
+        let first = match decode_packet(f.poll_transmit(now).expect("segment 0")).unwrap() {
+            (_, Some(NetPacket::Interest(i))) => i.wire().unwrap().clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            f.poll_transmit(now).is_none(),
+            "{kind}: paced at its start rate"
+        );
+        now += Duration::from_millis(3);
+        let mut lp = LpPacket {
+            nack: Some(NackReason::Congestion),
+            fragment: Some(first),
+            ..LpPacket::default()
+        };
+        lp.cc.primary_rate_bps = Some(icn_tlv::cc::rate_to_wire(5e6));
+        f.handle_packet(now, lp.encode());
+        let ips = rate_of(&f);
+        assert!((ips - 5e6 / (8.0 * 8100.0)).abs() < 1.0, "{kind}: {ips}");
+        // The retry goes out one slot of the Nack's rate after the first
+        // send (the 1 ms back-off ends within it).
+        let slot = Duration::from_secs_f64(1.0 / ips);
+        let retry = loop {
+            if let Some(p) = f.poll_transmit(now) {
+                break p;
+            }
+            now = f.poll_timeout().expect("retry timer");
+            assert!(
+                now <= Timestamp::ZERO + slot + Duration::from_millis(1),
+                "{kind}: no retry by {now:?}"
+            );
+            f.handle_timeout(now);
+        };
+        let (_, i) = match decode_packet(retry).unwrap() {
+            (lp, Some(NetPacket::Interest(i))) => (lp, i),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(i.name.to_string(), "/f/v=1/seg=0", "{kind}");
+        // A later Nack's rate only lowers it (it covers part of the path).
+        let mut lp = LpPacket {
+            nack: Some(NackReason::Congestion),
+            fragment: Some(i.wire().unwrap().clone()),
+            ..LpPacket::default()
+        };
+        lp.cc.primary_rate_bps = Some(icn_tlv::cc::rate_to_wire(9e6));
+        f.handle_packet(now, lp.encode());
+        assert!((rate_of(&f) - ips).abs() < 1e-9, "{kind}");
+    }
+}
+
+/// The version-discovery Data crossed the same forwarders as the segments
+/// will: its stamped rate sets the first segments' pace, and its (small)
+/// size does not count as a segment's.
+#[test]
+fn discovery_data_hands_its_stamped_rate_to_the_law() {
+    for kind in [LawKind::Rcp, LawKind::Mircc] {
+        let (mut p, _) = publisher(50_000);
+        let opts = SchemeOptions {
+            kind,
+            ..SchemeOptions::default()
+        };
+        let cfg = FetchConfig {
+            discovery: Discovery::Rdr,
+            ..FetchConfig::default()
+        };
+        let mut f = Fetcher::new("/f".parse().unwrap(), cfg, Scheme::new(&opts));
+        let now = Timestamp::ZERO;
+        let probe = f.poll_transmit(now).expect("probe");
+        let (lp, i) = match decode_packet(probe).unwrap() {
+            (lp, Some(NetPacket::Interest(i))) => (lp, i),
+            other => panic!("{other:?}"),
+        };
+        let d = p.handle_interest_cc(&i, &lp.cc).expect("metadata");
+        let (mut lp, _) = decode_packet(d).unwrap();
+        lp.cc.primary_rate_bps = Some(icn_tlv::cc::rate_to_wire(4e6));
+        f.handle_packet(now, lp.encode());
+        assert!(f.versioned_name().is_some(), "{kind}");
+        let ips = rate_of(&f);
+        assert!((ips - 4e6 / (8.0 * 8100.0)).abs() < 1.0, "{kind}: {ips}");
+    }
+}

@@ -82,7 +82,11 @@ pub struct MirccConsumer {
     cfg: MirccConsumerConfig,
     paths: Vec<PathRates>,
     data_size: DataSizeEstimate,
+    /// Primary rate while no path is known: the configured guess until a
+    /// Nack stamps one (see [`ConsumerLaw::on_nack`]).
     start_rate_bps: f64,
+    /// Whether `start_rate_bps` came from the network.
+    start_stamped: bool,
     /// Round-robin credit of the primary and secondary class.
     class_credit: [f64; 2],
     /// Round-robin credit per (path id, class).
@@ -130,6 +134,7 @@ impl MirccConsumer {
             paths: Vec::new(),
             data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
             start_rate_bps: crate::rcp::sanitize(cfg.initial_rate_bps),
+            start_stamped: false,
             class_credit: [0.0; 2],
             path_credit: Vec::new(),
             cfg,
@@ -288,8 +293,16 @@ impl ConsumerLaw for MirccConsumer {
         let rp = valid(fb.primary_rate_bps);
         let rs = valid(fb.secondary_rate_bps);
         if self.paths.is_empty() {
+            // No Data yet: the first stamped rate replaces the configured
+            // guess, as a Data's would (see RateConsumer::on_nack); later
+            // ones only lower it.
             if let Some(r) = rp {
-                self.start_rate_bps = self.start_rate_bps.min(r);
+                self.start_rate_bps = if self.start_stamped {
+                    self.start_rate_bps.min(r)
+                } else {
+                    r
+                };
+                self.start_stamped = true;
             }
             return;
         }
@@ -436,6 +449,26 @@ mod tests {
         c.on_data(Timestamp::from_secs_f64(5.0), &data(2, 1e6, 0.0));
         assert_eq!(c.paths().len(), 1);
         assert_eq!(c.paths()[0].path_id, 2);
+    }
+
+    #[test]
+    fn before_any_path_the_first_nack_rate_replaces_the_guess() {
+        let mut c = MirccConsumer::new(MirccConsumerConfig::default());
+        let nack = |r: f64| NackFeedback {
+            congestion: true,
+            primary_rate_bps: Some(r),
+            secondary_rate_bps: Some(0.0),
+            path_id: None,
+        };
+        c.on_nack(Timestamp::from_millis(1), &nack(5e6));
+        assert_eq!(c.primary_rate_bps(), 5e6);
+        c.on_nack(Timestamp::from_millis(2), &nack(9e6));
+        assert_eq!(c.primary_rate_bps(), 5e6);
+        c.on_nack(Timestamp::from_millis(3), &nack(3e6));
+        assert_eq!(c.primary_rate_bps(), 3e6);
+        // The first Data's path takes over.
+        c.on_data(Timestamp::from_millis(4), &data(1, 8e6, 0.0));
+        assert_eq!(c.primary_rate_bps(), 8e6);
     }
 
     #[test]

@@ -128,6 +128,23 @@ impl<L: ConsumerLaw> Pipeline<L> {
         self.sample(now);
     }
 
+    /// A Data that is not a segment of the object (version discovery) but
+    /// crossed the same forwarders: the rates and marks they stamped reach
+    /// the law, so the first segments go out at the path's rate instead of
+    /// the law's start-up guess. No segment state changes.
+    pub fn handle_path_data(&mut self, now: Timestamp, mut fb: DataFeedback) {
+        if self.stopped() {
+            return;
+        }
+        fb.rtt = None;
+        fb.segment = None;
+        if self.cfg.ignore_marks {
+            fb.congestion_mark = 0;
+        }
+        self.law.on_data(now, &fb);
+        self.note_limit(now);
+    }
+
     /// A Nack for `segment` arrived.
     pub fn handle_nack(&mut self, now: Timestamp, segment: u64, kind: NackKind, fb: NackFeedback) {
         if self.stopped() {
