@@ -100,6 +100,13 @@ pub fn run(
     duration_s: f64,
     bins: &Bins,
 ) -> Result<RunResult, LabError> {
+    // Not yet: the runner starts no icnput --multicast / icncat --subscribe,
+    // and icnfwd has no per-face packet bound to match `queue_packets`.
+    if !sc.groups.is_empty() || sc.queue_packets.is_some() {
+        return Err(LabError::Unsupported(
+            "[[group]] and queue_packets run in virtual time only (--sim)".into(),
+        ));
+    }
     run_steps(sc, scheme, duration_s, bins).map_err(LabError::Real)
 }
 

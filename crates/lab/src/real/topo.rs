@@ -144,6 +144,12 @@ pub fn cc_section(sc: &Scenario, scheme: &str, caps: Caps) -> String {
             let _ = writeln!(c, "{k} = {}", toml_value(v));
         }
     }
+    if !sc.multicast_groups.is_empty() {
+        c.push_str("[multicast_groups]\n");
+        for (k, v) in &sc.multicast_groups {
+            let _ = writeln!(c, "{k} = {}", toml_value(v));
+        }
+    }
     c
 }
 
