@@ -219,7 +219,16 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             drops_by_reason,
             penalised_flows,
             emulation: d.caps.emulation,
-            groups: Vec::new(),
+            groups: super::mcast::results(
+                sc,
+                &d.dir,
+                &d.groups,
+                &d.samples,
+                &d.flow_faces,
+                &d.flow_times,
+                &d.flow_stats,
+                t_end,
+            ),
         },
     )
 }

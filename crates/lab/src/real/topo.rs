@@ -341,6 +341,19 @@ impl Testbed {
                 }
             }
         }
+        // A multicast group's tree: one upstream per node, towards the source.
+        for g in &sc.groups {
+            for (n, via) in sc.group_routes(g) {
+                if n == node {
+                    let _ = writeln!(
+                        c,
+                        "[[route]]\nprefix = \"{}\"\nface = \"{}\"\ncost = 10",
+                        g.prefix(),
+                        self.face_uri(sc, node, &via)
+                    );
+                }
+            }
+        }
         c
     }
 
