@@ -121,7 +121,7 @@ pub struct Scenario {
     pub multicast_groups: Vec<(String, Value)>,
     /// Packets per face queue (drop-tail), as the SRMCC paper's Qmax;
     /// `None`: the engine's bound. Virtual time only: icnfwd has no such
-    /// key, so the namespace runner refuses a scenario that sets it.
+    /// key, so the namespace runner warns and runs without it.
     pub queue_packets: Option<usize>,
 }
 
