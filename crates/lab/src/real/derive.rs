@@ -219,16 +219,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             drops_by_reason,
             penalised_flows,
             emulation: d.caps.emulation,
-            groups: super::mcast::results(
-                sc,
-                &d.dir,
-                &d.groups,
-                &d.samples,
-                &d.flow_faces,
-                &d.flow_times,
-                &d.flow_stats,
-                t_end,
-            ),
+            groups: super::mcast::results(sc, d),
         },
     )
 }

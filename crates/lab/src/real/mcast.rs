@@ -133,19 +133,11 @@ pub struct GroupData {
     pub source_start_s: Vec<f64>,
 }
 
-/// The groups' figures. `faces`, `times` and `stats` are the flows' maps,
-/// where receivers sit under [`key`].
-#[allow(clippy::too_many_arguments)]
-pub fn results(
-    sc: &Scenario,
-    dir: &Path,
-    data: &GroupData,
-    samples: &[(f64, String, FaceSnapshot)],
-    faces: &std::collections::BTreeMap<String, (String, u64)>,
-    times: &std::collections::BTreeMap<String, (f64, f64)>,
-    stats: &std::collections::BTreeMap<String, serde_json::Value>,
-    t_end: f64,
-) -> Vec<GroupResult> {
+/// The groups' figures from a run's data; receivers sit in its flow maps
+/// (faces, times, reports) under [`key`].
+pub fn results(sc: &Scenario, d: &super::run::RunData) -> Vec<GroupResult> {
+    let (dir, data, samples, t_end) = (&d.dir, &d.groups, &d.samples[..], d.duration_s);
+    let (faces, times, stats) = (&d.flow_faces, &d.flow_times, &d.flow_stats);
     let counter = |node: &str, id: u64, f: fn(&icn_tlv::nfd::dataset::FaceStatus) -> u64| {
         samples
             .iter()
@@ -180,7 +172,7 @@ pub fn results(
                 .map(|x| x.1)
                 .collect();
             // What icnput sent into its forwarder: its app face's input.
-            let sent = source_face(sc, g, samples)
+            let sent = source_face(g, samples)
                 .map(|id| counter(&g.source, id, |f| f.n_in_bytes))
                 .unwrap_or_default();
             let receivers = g
@@ -235,8 +227,7 @@ pub fn results(
 
 /// icnput's face on the source node: the local face whose input grew most
 /// (the stream), found from the samples.
-fn source_face(sc: &Scenario, g: &Group, samples: &[(f64, String, FaceSnapshot)]) -> Option<u64> {
-    let _ = sc;
+fn source_face(g: &Group, samples: &[(f64, String, FaceSnapshot)]) -> Option<u64> {
     let last = samples.iter().rev().find(|(_, n, _)| *n == g.source)?;
     last.2
         .faces
