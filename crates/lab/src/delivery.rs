@@ -131,6 +131,7 @@ mod tests {
             overshoot: None,
             has_arrival: false,
             emulation: true,
+            groups: vec![],
         }
     }
 

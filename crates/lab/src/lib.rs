@@ -8,6 +8,7 @@ pub mod agree;
 pub mod delivery;
 mod error;
 pub mod metrics;
+pub mod multicast;
 pub mod real;
 pub mod report;
 pub mod results;

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::metrics::{jain, overshoot, settling_time};
+use crate::multicast::GroupResult;
 use crate::scenario::Scenario;
 
 /// Drop reasons that mean "congestion" (a full queue or the AQM).
@@ -106,6 +107,8 @@ pub struct RunResult {
     pub overshoot: Option<f64>,
     pub has_arrival: bool,
     pub emulation: bool,
+    /// SRMCC multicast groups (`[[group]]`).
+    pub groups: Vec<GroupResult>,
 }
 
 impl RunResult {
@@ -142,6 +145,7 @@ pub struct Measurements {
     pub penalised_flows: BTreeMap<String, u64>,
     /// Whether links had their propagation delay (always, in virtual time).
     pub emulation: bool,
+    pub groups: Vec<GroupResult>,
 }
 
 /// The run's figures from its measurements: Jain's index over the last
@@ -153,6 +157,7 @@ pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunRe
         drops_by_reason,
         penalised_flows,
         emulation,
+        groups,
     } = m;
     let drops = drops_by_reason
         .iter()
@@ -257,6 +262,7 @@ pub fn finish(sc: &Scenario, scheme: &str, t_end: f64, m: Measurements) -> RunRe
         overshoot: over,
         has_arrival: t_join.is_some(),
         emulation,
+        groups,
     }
 }
 

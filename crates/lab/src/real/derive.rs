@@ -219,6 +219,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             drops_by_reason,
             penalised_flows,
             emulation: d.caps.emulation,
+            groups: super::mcast::results(sc, d),
         },
     )
 }

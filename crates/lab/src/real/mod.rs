@@ -5,6 +5,7 @@
 
 pub mod bins;
 mod derive;
+mod mcast;
 pub mod mgmt;
 pub mod netns;
 pub mod run;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::bins::Bins;
 use super::derive::derive;
+use super::mcast::{self, GroupData};
 use super::mgmt::{FaceSnapshot, MgmtConn};
 use super::topo::{cc_section, cc_supported, Caps, ChildGuard, Testbed};
 use crate::results::RunResult;
@@ -47,6 +48,11 @@ pub struct RunData {
     /// Measured link index -> (face id on `from`, reverse face id on `to`).
     pub measured_faces: Vec<(u64, Option<u64>)>,
     pub caps: Caps,
+    /// Multicast groups; their receivers sit in the flow maps under
+    /// `mcast::key` (group@node).
+    pub groups: GroupData,
+    /// The run's directory (icnput's logs).
+    pub dir: PathBuf,
 }
 
 /// Stops the sampler thread when the run ends, also on an early error.
@@ -100,6 +106,15 @@ pub fn run(
     duration_s: f64,
     bins: &Bins,
 ) -> Result<RunResult, LabError> {
+    if let Some(why) = sc.groups.iter().find_map(mcast::unsupported) {
+        return Err(LabError::Unsupported(why));
+    }
+    if let Some(q) = sc.queue_packets {
+        // icnfwd bounds its queues in bytes only ([limits] queue_max_bytes).
+        eprintln!(
+            "testbed: WARNING: queue_packets = {q} is not applied on namespaces (icnfwd has no per-face packet bound); queues run at icnfwd's defaults"
+        );
+    }
     run_steps(sc, scheme, duration_s, bins).map_err(LabError::Real)
 }
 
@@ -190,13 +205,26 @@ fn run_steps(
         measured_faces.push((fwd, find_face(&first[&m.to], &from_addr)));
     }
 
+    // Multicast sources wait for their receivers from here on.
+    let source_started = mcast::start_sources(sc, &mut tb, bins, &dir)?;
+
     // The sampler polls consumer nodes (app faces) and measured-link ends.
     let mut polled: BTreeSet<String> = sc.flows.iter().map(|f| f.consumer.clone()).collect();
+    for g in &sc.groups {
+        polled.insert(g.source.clone());
+        polled.extend(g.receivers.iter().cloned());
+    }
     for m in &sc.measure {
         polled.insert(m.from.clone());
         polled.insert(m.to.clone());
     }
     let t0 = Instant::now();
+    let groups = GroupData {
+        source_start_s: source_started
+            .iter()
+            .map(|s| -t0.saturating_duration_since(*s).as_secs_f64())
+            .collect(),
+    };
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let mut sampler_conns: Vec<(String, MgmtConn)> = polled
         .iter()
@@ -226,10 +254,17 @@ fn run_steps(
     });
 
     // The timeline: start and stop every flow at its (scaled) time.
+    // Indices past the flows are multicast receivers (`rx`).
+    let rx = mcast::receivers(sc);
     let mut events: Vec<(f64, bool, usize)> = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
         events.push((f.start_s * scale, true, i));
         events.push((f.stop_s * scale, false, i));
+    }
+    for (k, (g, _)) in rx.iter().enumerate() {
+        let g = &sc.groups[*g];
+        events.push((g.start_s * scale, true, sc.flows.len() + k));
+        events.push((g.stop_s * scale, false, sc.flows.len() + k));
     }
     events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut running: BTreeMap<usize, ChildGuard> = BTreeMap::new();
@@ -238,12 +273,18 @@ fn run_steps(
     let mut flow_errors = BTreeMap::new();
     let mut starts = BTreeMap::new();
     for (t, is_start, i) in events {
-        let f = &sc.flows[i];
+        let (key, node) = match sc.flows.get(i) {
+            Some(f) => (f.name.clone(), f.consumer.clone()),
+            None => {
+                let (g, n) = &rx[i - sc.flows.len()];
+                (mcast::key(&sc.groups[*g], n), n.clone())
+            }
+        };
         if let Some(d) = Duration::from_secs_f64(t).checked_sub(t0.elapsed()) {
             std::thread::sleep(d);
         }
         if is_start {
-            let conn = conns.get_mut(&f.consumer).expect("node conn");
+            let conn = conns.get_mut(&node).expect("node conn");
             let before: BTreeSet<u64> = conn
                 .faces()
                 .map_err(|e| e.to_string())?
@@ -251,32 +292,39 @@ fn run_steps(
                 .iter()
                 .map(|x| x.face_id)
                 .collect();
-            let mut cmd = tb.nodes[&f.consumer]
+            let mut cmd = tb.nodes[&node]
                 .ns
                 .command(bins.icncat.to_str().ok_or("path")?);
-            cmd.arg(format!("/{}", f.name))
-                .args(["-o", "/dev/null", "-q", "--retries", "-1"])
-                .args(["--transport", &tb.transport(&f.consumer)])
-                .arg("--stats-json")
-                .arg(dir.join(format!("{}.stats.json", f.name)))
-                .arg("--log-rtt")
-                .arg(dir.join(format!("{}.rtt.tsv", f.name)))
-                .arg("--log-cwnd")
-                .arg(dir.join(format!("{}.cwnd.tsv", f.name)))
-                // icncat stops itself at the flow's stop time and writes its
-                // stats and logs in full (exit status 3).
-                .arg("--duration")
-                .arg(format!(
-                    "{:.3}",
-                    ((f.stop_s - f.start_s) * scale).max(0.001)
-                ))
-                .args(consumer_args(sc, scheme, f));
-            let log = dir.join(format!("{}.icncat.log", f.name));
+            cmd.args(["--transport", &tb.transport(&node)]);
+            match sc.flows.get(i) {
+                Some(f) => {
+                    cmd.arg(format!("/{}", f.name))
+                        .args(["-o", "/dev/null", "-q", "--retries", "-1"])
+                        .arg("--stats-json")
+                        .arg(dir.join(format!("{}.stats.json", f.name)))
+                        .arg("--log-rtt")
+                        .arg(dir.join(format!("{}.rtt.tsv", f.name)))
+                        .arg("--log-cwnd")
+                        .arg(dir.join(format!("{}.cwnd.tsv", f.name)))
+                        // icncat stops itself at the flow's stop time and writes
+                        // its stats and logs in full (exit status 3).
+                        .arg("--duration")
+                        .arg(format!(
+                            "{:.3}",
+                            ((f.stop_s - f.start_s) * scale).max(0.001)
+                        ))
+                        .args(consumer_args(sc, scheme, f));
+                }
+                None => {
+                    // A receiver joins now and leaves at its group's stop.
+                    let g = &sc.groups[rx[i - sc.flows.len()].0];
+                    let secs = (g.stop_s - g.start_s) * scale;
+                    cmd.args(mcast::receiver_args(sc, g, &node, &dir, secs));
+                }
+            }
+            let log = dir.join(format!("{key}.icncat.log"));
             let started = t0.elapsed().as_secs_f64();
-            running.insert(
-                i,
-                ChildGuard::spawn(&format!("icncat {}", f.name), cmd, log)?,
-            );
+            running.insert(i, ChildGuard::spawn(&format!("icncat {key}"), cmd, log)?);
             starts.insert(i, started);
             // Its app face: the new local face on the consumer's node.
             let until = Instant::now() + Duration::from_secs(5);
@@ -289,15 +337,15 @@ fn run_steps(
                     .map(|x| x.face_id)
                     .min()
                 {
-                    flow_faces.insert(f.name.clone(), (f.consumer.clone(), face));
+                    flow_faces.insert(key.clone(), (node.clone(), face));
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
-            if !flow_faces.contains_key(&f.name) {
+            if !flow_faces.contains_key(&key) {
                 let g = &running[&i];
                 flow_errors.insert(
-                    f.name.clone(),
+                    key.clone(),
                     format!(
                         "icncat never connected to its forwarder:\n{}",
                         g.log_tail(5)
@@ -315,13 +363,13 @@ fn run_steps(
             }
             let by_itself = g.stop(Duration::from_millis(1500));
             let stopped = t0.elapsed().as_secs_f64();
-            flow_times.insert(f.name.clone(), (starts[&i], stopped));
+            flow_times.insert(key.clone(), (starts[&i], stopped));
             let status = g.child.wait().ok();
             // 0 completed, 3 stopped by --duration, 130 stopped by SIGINT.
             let clean = by_itself && status.is_some_and(|s| matches!(s.code(), Some(0 | 3 | 130)));
             if !clean {
                 flow_errors.insert(
-                    f.name.clone(),
+                    key.clone(),
                     format!(
                         "icncat ended with {status:?}{}:\n{}",
                         if by_itself { "" } else { " after SIGKILL" },
@@ -367,13 +415,18 @@ fn run_steps(
         );
     }
     let mut flow_stats = BTreeMap::new();
-    for f in &sc.flows {
-        let p = dir.join(format!("{}.stats.json", f.name));
+    let keys = sc
+        .flows
+        .iter()
+        .map(|f| f.name.clone())
+        .chain(rx.iter().map(|(g, n)| mcast::key(&sc.groups[*g], n)));
+    for name in keys {
+        let p = dir.join(format!("{name}.stats.json"));
         if let Some(v) = std::fs::read(&p)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         {
-            flow_stats.insert(f.name.clone(), v);
+            flow_stats.insert(name.clone(), v);
         }
     }
     let mut flow_rtts = BTreeMap::new();
@@ -429,6 +482,8 @@ fn run_steps(
         flow_errors,
         measured_faces,
         caps,
+        groups,
+        dir: dir.clone(),
     };
     Ok(derive(sc, scheme, &data))
 }

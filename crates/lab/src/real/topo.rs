@@ -144,6 +144,12 @@ pub fn cc_section(sc: &Scenario, scheme: &str, caps: Caps) -> String {
             let _ = writeln!(c, "{k} = {}", toml_value(v));
         }
     }
+    if !sc.multicast_groups.is_empty() {
+        c.push_str("[multicast_groups]\n");
+        for (k, v) in &sc.multicast_groups {
+            let _ = writeln!(c, "{k} = {}", toml_value(v));
+        }
+    }
     c
 }
 
@@ -330,6 +336,19 @@ impl Testbed {
                         c,
                         "[[route]]\nprefix = \"/{}\"\nface = \"{}\"\ncost = {cost}",
                         f.name,
+                        self.face_uri(sc, node, &via)
+                    );
+                }
+            }
+        }
+        // A multicast group's tree: one upstream per node, towards the source.
+        for g in &sc.groups {
+            for (n, via) in sc.group_routes(g) {
+                if n == node {
+                    let _ = writeln!(
+                        c,
+                        "[[route]]\nprefix = \"{}\"\nface = \"{}\"\ncost = 10",
+                        g.prefix(),
                         self.face_uri(sc, node, &via)
                     );
                 }

@@ -69,6 +69,9 @@ pub fn page(meta: &ReportMeta<'_>, runs: &[RunResult], plots: &[(&str, String)])
     if let Some(d) = crate::delivery::table(runs) {
         let _ = write!(s, "<h2>Delivery times</h2>\n<pre>{}</pre>\n", esc(&d));
     }
+    if let Some(m) = crate::multicast::table(runs) {
+        let _ = write!(s, "<h2>Multicast groups</h2>\n<pre>{}</pre>\n", esc(&m));
+    }
     s.push_str(
         "<p>util%: bottleneck (first measured link) utilisation over the last half; \
          p95q_ms: its 95th-percentile queueing delay (Data backlog plus held Interests); \

@@ -41,6 +41,10 @@ pub fn summary(runs: &[RunResult]) -> String {
         s.push('\n');
         s.push_str(&d);
     }
+    if let Some(m) = crate::multicast::table(runs) {
+        s.push('\n');
+        s.push_str(&m);
+    }
     s
 }
 

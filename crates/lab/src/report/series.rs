@@ -96,7 +96,31 @@ pub fn figures(runs: &[RunResult]) -> Vec<Figure> {
     .plot("fraction");
     delivery.cdf = true;
     delivery.x_label = "delivery time (s)";
+    let mut mc_goodput = Figure::new(
+        "mcast_goodput",
+        "Multicast goodput per receiver",
+        "goodput_mbps",
+    )
+    .plot("goodput (Mbit/s)");
+    let mut mc_source = Figure::new(
+        "mcast_source_rate",
+        "Multicast source rate (Algorithm 1's choice, and sent)",
+        "rate_mbps",
+    )
+    .plot("rate (Mbit/s)");
     for r in runs {
+        for g in &r.groups {
+            mc_source.push(
+                r,
+                format!("{} chosen", g.name),
+                scaled(&g.source_rates, 1e-6),
+            );
+            mc_source.push(r, format!("{} sent", g.name), scaled(&g.source_sent, 1e-6));
+            for x in &g.receivers {
+                let name = format!("{}@{}", g.name, x.node);
+                mc_goodput.push(r, name, scaled(&x.goodput, 1e-6));
+            }
+        }
         // x: the flow's start, y: its delivery time.
         let done: Vec<(f64, f64)> = r
             .flows
@@ -130,6 +154,10 @@ pub fn figures(runs: &[RunResult]) -> Vec<Figure> {
     let mut all = vec![goodput, queue, rates, rtt_cdf, rtt, send, util, drops];
     if !delivery.series.is_empty() {
         all.insert(0, delivery);
+    }
+    if !mc_goodput.series.is_empty() {
+        all.insert(0, mc_source);
+        all.insert(0, mc_goodput);
     }
     all
 }

@@ -5,6 +5,7 @@
 
 mod arrivals;
 mod graph;
+mod groups;
 mod raw;
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::LabError;
+pub use groups::Group;
 use raw::{RawFlow, RawScenario};
 
 /// Every scheme `[cc] scheme` accepts.
@@ -113,6 +115,14 @@ pub struct Scenario {
     /// One computed next hop per node instead of every equal-length one
     /// (MIRCC's "multipath forwarding disabled" runs).
     pub single_path: bool,
+    /// SRMCC multicast groups (`[[group]]`).
+    pub groups: Vec<Group>,
+    /// Every node's `[multicast_groups]` lines (icnfwd's keys), verbatim.
+    pub multicast_groups: Vec<(String, Value)>,
+    /// Packets per face queue (drop-tail), as the SRMCC paper's Qmax;
+    /// `None`: the engine's bound. Virtual time only: icnfwd has no such
+    /// key, so the namespace runner warns and runs without it.
+    pub queue_packets: Option<usize>,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -132,7 +142,7 @@ pub fn scenarios_dir() -> PathBuf {
     ))
 }
 
-fn non_negative(x: Option<f64>, key: &str, ctx: &str) -> Result<Option<f64>, String> {
+pub(super) fn non_negative(x: Option<f64>, key: &str, ctx: &str) -> Result<Option<f64>, String> {
     match x {
         Some(v) if !(v.is_finite() && v >= 0.0) => {
             Err(format!("{ctx}: `{key}` must be a non-negative number"))
@@ -284,9 +294,35 @@ impl Scenario {
                 return Err(format!("duplicate flow name `{}`", f.name));
             }
         }
-        if flows.is_empty() {
-            return Err("a scenario needs at least one [[flow]] or [[arrivals]]".into());
+        let groups = v
+            .group
+            .iter()
+            .enumerate()
+            .map(|(i, g)| groups::group(g, &format!("group[{i}]"), duration_s, &has))
+            .collect::<Result<Vec<Group>, String>>()?;
+        for (i, g) in groups.iter().enumerate() {
+            if groups[..i].iter().any(|h| h.name == g.name)
+                || flows.iter().any(|f| f.name == g.name)
+            {
+                return Err(format!("group name `{}` is taken", g.name));
+            }
         }
+        if flows.is_empty() && groups.is_empty() {
+            return Err("a scenario needs at least one [[flow]], [[arrivals]] or [[group]]".into());
+        }
+        let multicast_groups = match &v.multicast_groups {
+            None => Vec::new(),
+            Some(t) => t
+                .iter()
+                .map(|(k, x)| Ok((k.clone(), serde_json::to_value(x)?)))
+                .collect::<Result<Vec<_>, serde_json::Error>>()
+                .map_err(|e| format!("multicast_groups: {e}"))?,
+        };
+        let queue_packets = match v.queue_packets {
+            None => None,
+            Some(q) if (2.0..=100_000.0).contains(&q) && q.fract() == 0.0 => Some(q as usize),
+            Some(q) => return Err(format!("queue_packets = {q}: whole, 2..=100000")),
+        };
         let link_between = |x: &str, y: &str| {
             links
                 .iter()
@@ -369,10 +405,20 @@ impl Scenario {
             routes,
             measure,
             cc_extra,
+            groups,
+            multicast_groups,
+            queue_packets,
         };
         for f in &sc.flows {
             if sc.hops(&f.consumer, &f.producer).is_none() {
                 return Err(format!("flow {}: no path", f.name));
+            }
+        }
+        for g in &sc.groups {
+            for r in &g.receivers {
+                if sc.hops(r, &g.source).is_none() {
+                    return Err(format!("group {}: no path from {r} to the source", g.name));
+                }
             }
         }
         Ok(sc)

@@ -32,6 +32,11 @@ pub(super) struct RawScenario {
     pub route: Vec<RawRoute>,
     #[serde(default)]
     pub arrivals: Vec<RawArrivals>,
+    #[serde(default)]
+    pub group: Vec<RawGroup>,
+    /// Verbatim into every node's `[multicast_groups]` (icnfwd's keys).
+    pub multicast_groups: Option<toml::Table>,
+    pub queue_packets: Option<f64>,
     pub cc_none: Option<toml::Table>,
     pub cc_pcon: Option<toml::Table>,
     pub cc_rcp: Option<toml::Table>,
@@ -108,4 +113,21 @@ pub(super) struct RawArrivals {
     pub size_mb: f64,
     pub seed: Option<u64>,
     pub class: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGroup {
+    pub name: String,
+    pub source: String,
+    pub receivers: Vec<String>,
+    pub start_s: Option<f64>,
+    pub stop_s: Option<f64>,
+    pub payload_bytes: Option<f64>,
+    pub access_mbps: Option<f64>,
+    pub gamma: Option<f64>,
+    pub oth1: Option<f64>,
+    pub oth2: Option<f64>,
+    pub initial_rate_kbps: Option<f64>,
+    pub rtt_ms: Option<f64>,
 }

@@ -156,7 +156,7 @@ fn every_shipped_scenario_loads() {
         if p.extension().is_some_and(|x| x == "toml") {
             let s = Scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
             assert!(
-                !s.flows.is_empty() && !s.measure.is_empty(),
+                (!s.flows.is_empty() || !s.groups.is_empty()) && !s.measure.is_empty(),
                 "{}",
                 p.display()
             );
@@ -261,4 +261,65 @@ fn single_path_keeps_one_next_hop_per_node() {
     assert_eq!(at_r(&multi), 2);
     let single = Scenario::parse(&format!("single_path = true\n{DIAMOND}")).unwrap();
     assert_eq!(at_r(&single), 1);
+}
+
+/// DIAMOND with one group streaming from p to c and `extra` in its table.
+fn with_group(extra: &str) -> String {
+    format!("{DIAMOND}\n[[group]]\nname = \"g\"\nsource = \"p\"\nreceivers = [\"c\"]\n{extra}\n")
+}
+
+#[test]
+fn a_group_parses_with_the_papers_defaults_and_one_upstream_per_node() {
+    let s = Scenario::parse(&with_group("gamma = 0.3")).unwrap();
+    let g = &s.groups[0];
+    assert_eq!((g.gamma, g.oth1, g.oth2), (0.3, 0.25, 0.5));
+    assert_eq!(g.payload_bytes, 1000);
+    assert_eq!(g.initial_rate_bps, 50_000.0);
+    assert_eq!(g.stop_s, 20.0);
+    // c's only link is 100 Mbit/s: its access capacity.
+    assert_eq!(s.access_bps(g, "c"), 100_000_000);
+    let routes = s.group_routes(g);
+    // r has two next hops towards p (x, y); a tree keeps one.
+    assert_eq!(routes.iter().filter(|(n, _)| n == "r").count(), 1);
+    assert!(!routes.iter().any(|(n, _)| n == "p"));
+}
+
+#[test]
+fn group_errors_name_the_key_or_the_node() {
+    let e = Scenario::parse(&with_group("gama = 0.3"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("gama"), "{e}");
+    let e = Scenario::parse(&DIAMOND.replace(
+        "[[flow]]",
+        "[[group]]\nname = \"g\"\nsource = \"p\"\nreceivers = [\"q\"]\n[[flow]]",
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("receiver `q`"), "{e}");
+    let e = Scenario::parse(&with_group("oth1 = 0.6"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("oth1"), "{e}");
+    let e = Scenario::parse(&with_group("").replace("name = \"g\"", "name = \"f1\""))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("taken"), "{e}");
+}
+
+#[test]
+fn multicast_groups_lines_reach_the_forwarder_config() {
+    let s = Scenario::parse(&format!(
+        "queue_packets = 50\n{}\n[multicast_groups]\noccupancy_queue_packets = 50\n",
+        with_group("")
+    ))
+    .unwrap();
+    assert_eq!(s.queue_packets, Some(50));
+    let caps = crate::real::topo::Caps {
+        emulation: true,
+        cc_period: true,
+    };
+    let c = crate::real::topo::cc_section(&s, "none", caps);
+    let cfg = icn_forwarder::config::Config::from_toml_str(&c).unwrap();
+    assert_eq!(cfg.multicast_groups.occupancy_queue_packets, 50);
 }

@@ -16,6 +16,7 @@ use icn_sim::net::{reply_frame, LinkParams, Network, NodeId, Responder};
 use icn_tlv::{Component, Data, Name};
 
 use super::consumer::FetchFlow;
+use super::mcast::McastGroup;
 use crate::real::topo::{cc_section, Caps};
 use crate::scenario::{Flow, Scenario};
 use crate::LabError;
@@ -29,6 +30,8 @@ pub(super) struct Built {
     pub flows: Vec<FetchFlow>,
     /// Per flow: its consumer's node and application face.
     pub app_faces: Vec<(NodeId, FaceId)>,
+    /// Per `[[group]]`: its source and receivers.
+    pub groups: Vec<McastGroup>,
 }
 
 /// The engine icnfwd would run for `scheme` on this scenario: the daemon's
@@ -103,7 +106,10 @@ fn link_params(capacity_bps: u64, delay_ms: f64, loss: f64) -> LinkParams {
 /// Builds `sc` for `scheme`; flow times are scaled by `scale` as the
 /// namespace runner scales them to the run's length.
 pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Result<Built, LabError> {
-    let cfg = engine_config(sc, scheme)?;
+    let mut cfg = engine_config(sc, scheme)?;
+    if let Some(q) = sc.queue_packets {
+        cfg.engine.queue.max_packets = q;
+    }
     let mut net = Network::new(seed);
     let nodes: BTreeMap<String, NodeId> = sc
         .nodes
@@ -159,11 +165,43 @@ pub(super) fn build(sc: &Scenario, scheme: &str, seed: u64, scale: f64) -> Resul
             at(f.stop_s),
         ));
     }
+    let mut groups = Vec::new();
+    for g in &sc.groups {
+        let name: Name = g
+            .prefix()
+            .parse()
+            .map_err(|_| LabError::Unsupported(format!("group name {:?}", g.name)))?;
+        let (src_app, src_face) = net.add_app(nodes[&g.source], None);
+        let mut routes = vec![(nodes[&g.source], src_face)];
+        for (node, via) in sc.group_routes(g) {
+            routes.push((nodes[&node], faces[&(node.clone(), via)]));
+        }
+        for (n, face) in routes {
+            net.node_mut(n)
+                .fib_add_nexthop(&name, face, 0)
+                .map_err(|e| LabError::Unsupported(format!("group route: {e:?}")))?;
+        }
+        let receivers = g
+            .receivers
+            .iter()
+            .map(|r| (r.clone(), net.add_consumer(nodes[r]), sc.access_bps(g, r)))
+            .collect();
+        let at = |s: f64| Timestamp::ZERO + Duration::from_nanos((s * scale * 1e9) as u64);
+        groups.push(McastGroup::new(
+            &mut net,
+            g,
+            src_app,
+            receivers,
+            at(g.start_s),
+            at(g.stop_s),
+        ));
+    }
     Ok(Built {
         net,
         nodes,
         faces,
         flows,
         app_faces,
+        groups,
     })
 }

@@ -4,6 +4,7 @@
 
 mod build;
 mod consumer;
+mod mcast;
 mod sample;
 
 use std::collections::BTreeMap;
@@ -51,12 +52,17 @@ pub fn run(
     let mut links: Vec<Vec<LinkSample>> = vec![Vec::new(); sc.measure.len()];
     // Per flow: (run time s, Data bytes and Nacks its app face received).
     let mut apps: Vec<Vec<(f64, u64, u64)>> = vec![Vec::new(); sc.flows.len()];
+    // Per group: (run time s, source's sent bytes, each receiver's delivered bytes).
+    let mut mc: Vec<Vec<(f64, u64, Vec<u64>)>> = vec![Vec::new(); sc.groups.len()];
     let mut last_report = -1.0;
     while b.net.now() < end {
         let next = (b.net.now() + period).min(end);
         while b.net.now() < next {
             for f in &mut b.flows {
                 f.tick(&mut b.net);
+            }
+            for g in &mut b.groups {
+                g.tick(&mut b.net);
             }
             b.net.run_for(STEP);
         }
@@ -67,12 +73,18 @@ pub fn run(
         for (i, s) in sample::sample_apps(&b).into_iter().enumerate() {
             apps[i].push((t, s.0, s.1));
         }
+        for (g, m) in b.groups.iter().zip(&mut mc) {
+            let rx = g.receivers.iter().map(|r| r.delivered_bytes).collect();
+            m.push((t, g.sent_bytes(), rx));
+        }
         if t - last_report >= 1.0 || b.net.now() >= end {
             progress(t, opts.duration_s);
             last_report = t;
         }
     }
-    Ok(measure(sc, scheme, &b, &links, &apps, opts))
+    let mut r = measure(sc, scheme, &b, &links, &apps, opts);
+    r.groups = mcast::results(sc, &b.groups, &mc, opts.duration_s);
+    Ok(r)
 }
 
 /// The figures of a finished run, in the namespace runner's terms.
@@ -161,6 +173,7 @@ fn measure(
             drops_by_reason,
             penalised_flows,
             emulation: true,
+            groups: Vec::new(),
         },
     )
 }
