@@ -305,7 +305,12 @@ impl Fetcher {
             // Size 0 (unknown): a metadata packet says nothing about the
             // segments' size, and the rate laws deflate by it.
             let fb = data_feedback(&lp.cc, lp.congestion_mark, 0, self.pipeline.law().reads());
-            if self.on_discovery_data(d) {
+            // Only a rate the law reads is worth passing: a window law
+            // would count the probe's Data as one of its own.
+            let rated = fb.primary_rate_bps.is_some()
+                || fb.pace_constraint_ips.is_some()
+                || fb.target_rate_bps.is_some();
+            if self.on_discovery_data(d) && rated {
                 self.pipeline.handle_path_data(now, fb);
             }
             return;

@@ -129,9 +129,9 @@ impl<L: ConsumerLaw> Pipeline<L> {
     }
 
     /// A Data that is not a segment of the object (version discovery) but
-    /// crossed the same forwarders: the rates and marks they stamped reach
-    /// the law, so the first segments go out at the path's rate instead of
-    /// the law's start-up guess. No segment state changes.
+    /// crossed the same forwarders: the rates they stamped reach the law,
+    /// so the first segments go out at the path's rate instead of the
+    /// law's start-up guess. No segment state changes.
     pub fn handle_path_data(&mut self, now: Timestamp, mut fb: DataFeedback) {
         if self.stopped() {
             return;
