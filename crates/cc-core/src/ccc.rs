@@ -85,6 +85,11 @@ pub struct CccConfig {
     /// reading, drops only: with a deep buffer the queue then has to fill
     /// before anything is cut, and the drops stall consumers for an RTO.
     pub congestion_sojourn: Duration,
+    /// A flow's first constraint at a supervised interface is an equal
+    /// share of it ([`CccSupervisor::admit`]) [D]; `false` is the paper's
+    /// silence read as docs/algorithms.md §3.4 does: the flow passes on
+    /// `Σ p_i,k_max`, what its next hops allow, until the first supervision.
+    pub admit_equal_share: bool,
 }
 
 /// Readings of Algorithm 6 (pace augmentation).
@@ -121,6 +126,46 @@ impl Default for CccConfig {
             reduction_floor_share: 0.5,
             utilisation: 1.0,
             congestion_sojourn: Duration::ZERO,
+            admit_equal_share: true,
+        }
+    }
+}
+
+impl CccConfig {
+    /// Algorithms 3-6 as printed (docs/algorithms.md §3): the spare share
+    /// of Algorithm 6, drops as the only congestion signal, the whole
+    /// capacity C shared, no floor on Algorithm 5's cut and no admission
+    /// share (a new flow passes on `Σ p_i,k_max`).
+    pub fn paper() -> Self {
+        CccConfig {
+            augmentation: Augmentation::SpareShare,
+            reduction_floor_share: 0.0,
+            utilisation: 1.0,
+            congestion_sojourn: Duration::ZERO,
+            admit_equal_share: false,
+            ..CccConfig::default()
+        }
+    }
+
+    /// icnfwd's forwarder defaults (docs/deviations.md, CCC rows): max-min
+    /// share augmentation, a 20 ms sojourn counted as congestion, η = 0.95,
+    /// the equal-share admission and the half-share floor on reductions.
+    pub fn tuned() -> Self {
+        CccConfig {
+            augmentation: Augmentation::MaxMinShare,
+            reduction_floor_share: 0.5,
+            utilisation: 0.95,
+            congestion_sojourn: Duration::from_millis(20),
+            admit_equal_share: true,
+            ..CccConfig::default()
+        }
+    }
+
+    /// The configuration of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
         }
     }
 }
@@ -500,6 +545,9 @@ impl CccSupervisor {
     /// bring N × C back under C. [D]: the paper does not say what a flow
     /// gets before its first supervision.
     pub fn admit(&self, flow: &mut CccFlow, flows_before: usize) {
+        if !self.cfg.admit_equal_share {
+            return;
+        }
         let bits = flow.data_size.bytes() * 8.0;
         let share_ips = self.capacity_bps / (flows_before + 1) as f64 / bits;
         let agg = flow.aggregate_constraint_ips();
@@ -700,14 +748,43 @@ pub struct CccConsumerConfig {
     pub data_size_gain: f64,
     /// Safety bound on Interests in flight.
     pub max_outstanding: u32,
-    /// Interests in flight before the first Data (2): the consumer knows
-    /// no constraint yet, and pacing at the objective would blast up to
-    /// `max_outstanding` Interests into the path in the first RTT.
+    /// Interests in flight before the first Data (2) [D]: the consumer
+    /// knows no constraint yet, and pacing at the objective would blast up
+    /// to `max_outstanding` Interests into the path in the first RTT. 0 is
+    /// the paper's consumer: it paces at its objective until a constraint
+    /// arrives.
     pub initial_window: u32,
     /// Lowest pace the consumer falls to whatever constraint it hears
-    /// (1 Interest/s, or the objective if lower): a flow that stops sending
-    /// looks idle to the supervisors and would never be raised again.
+    /// (1 Interest/s, or the objective if lower) [D]: a flow that stops
+    /// sending looks idle to the supervisors and would never be raised
+    /// again. The paper has no floor (0).
     pub min_pace_ips: f64,
+}
+
+impl CccConsumerConfig {
+    /// The paper's consumer: pace = min(objective, latest constraint) from
+    /// the first Interest, no start-up window, no floor.
+    pub fn paper() -> Self {
+        CccConsumerConfig {
+            initial_window: 0,
+            min_pace_ips: 0.0,
+            ..CccConsumerConfig::default()
+        }
+    }
+
+    /// icnfwd's consumer: two Interests in flight until the first Data and
+    /// a floor of 1 Interest/s.
+    pub fn tuned() -> Self {
+        CccConsumerConfig::default()
+    }
+
+    /// The consumer of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
+        }
+    }
 }
 
 impl Default for CccConsumerConfig {
@@ -773,9 +850,9 @@ impl ConsumerLaw for CccConsumer {
     }
 
     fn limit(&self) -> SendLimit {
-        if !self.heard_data {
+        if !self.heard_data && self.cfg.initial_window > 0 {
             return SendLimit::Window {
-                interests: f64::from(self.cfg.initial_window.max(1)),
+                interests: f64::from(self.cfg.initial_window),
             };
         }
         SendLimit::Rate {

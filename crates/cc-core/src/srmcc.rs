@@ -65,6 +65,10 @@ pub struct SrmccConfig {
     pub max_sampled_flows: usize,
     /// Probability that a packet is sampled for the flow count.
     pub flow_sample_probability: f64,
+    /// Qmax of eq. 1 (qocc = queue length / Qmax), packets: the paper's 50
+    /// (Table 1) or icnfwd's 100 [D] (tree nodes apply it, capped by their
+    /// queue bound).
+    pub queue_max_packets: u64,
 }
 
 impl Default for SrmccConfig {
@@ -82,6 +86,32 @@ impl Default for SrmccConfig {
             max_groups: 1024,
             max_sampled_flows: 4096,
             flow_sample_probability: 0.01,
+            queue_max_packets: 100,
+        }
+    }
+}
+
+impl SrmccConfig {
+    /// Table 1 and Algorithm 1 of the paper: Qmax = 50 packets (the
+    /// state-0 cap by the fair share is docs/algorithms.md §4.4 item 2's
+    /// reading and stays).
+    pub fn paper() -> Self {
+        SrmccConfig {
+            queue_max_packets: 50,
+            ..SrmccConfig::default()
+        }
+    }
+
+    /// icnfwd's defaults: Qmax = 100 packets.
+    pub fn tuned() -> Self {
+        SrmccConfig::default()
+    }
+
+    /// The configuration of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
         }
     }
 }

@@ -83,6 +83,11 @@ pub struct QsccpConfig {
     /// BE flows, 20 Mbit/s, 8 KB Data) the bottleneck face held Interests
     /// worth a p95 of 84 ms, consumers saw up to 170 ms of queueing.
     pub dt_queue_factor: bool,
+    /// A flow that arrived in the current period, not rated yet, is told
+    /// its share of its class's capacity (engineering, not in the paper;
+    /// see [`super::CdsScheduler::flow_rate_bps`]). `false`: the paper's
+    /// rule, R exists only once a period closed over the flow.
+    pub rate_new_flows: bool,
 }
 
 impl Default for QsccpConfig {
@@ -111,6 +116,36 @@ impl Default for QsccpConfig {
             ds_rate_headroom: 0.05,
             dt_rate_headroom: 0.03,
             dt_queue_factor: true,
+            rate_new_flows: true,
+        }
+    }
+}
+
+impl QsccpConfig {
+    /// The paper's rates (docs/algorithms.md §1.5 reconstruction): eq. 8's
+    /// R as it is, no DS/DT headroom, no σ drain factor for DT flows, no
+    /// stretched period and no rate for a flow before its first period.
+    pub fn paper() -> Self {
+        QsccpConfig {
+            ds_rate_headroom: 0.0,
+            dt_rate_headroom: 0.0,
+            dt_queue_factor: false,
+            min_data_per_flow: 0,
+            rate_new_flows: false,
+            ..QsccpConfig::default()
+        }
+    }
+
+    /// icnfwd's defaults (docs/deviations.md, QSCCP rows).
+    pub fn tuned() -> Self {
+        QsccpConfig::default()
+    }
+
+    /// The configuration of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
         }
     }
 }

@@ -149,6 +149,8 @@ pub(super) struct Frozen {
     code: bool,
     /// φ goes back to 1 when g reaches 0 (paper variant with `restore_phi`).
     restore: bool,
+    /// Rate a flow before its first period ([`QsccpConfig::rate_new_flows`]).
+    rate_new_flows: bool,
     quantum_bits: u32,
     /// Per-flow virtual queue capacity (σ's denominator).
     vq: f64,
@@ -182,6 +184,7 @@ impl Frozen {
             lambda: cfg.lambda.max(1),
             code,
             restore: cfg.restore_phi && !code,
+            rate_new_flows: cfg.rate_new_flows,
             quantum_bits: cfg.quantum_bits,
             vq: f64::from(cfg.flow_queue_capacity.max(1)),
             dt_sigma: core::array::from_fn(|i| {
@@ -409,6 +412,9 @@ impl<T> CdsScheduler<T> {
         }
         if f.has_rate {
             return Some(f.rate_bps);
+        }
+        if !self.frozen.rate_new_flows {
+            return None;
         }
         // Its eq. 8 share of that capacity among the class's flows active
         // now (it is one of them once it offered): telling every newcomer

@@ -492,3 +492,28 @@ proptest::proptest! {
         }
     }
 }
+
+/// A flow that arrives after a period closed: tuned tells it its share of
+/// the class capacity at once; the paper has no R for it until a period
+/// closes over it.
+#[test]
+fn only_tuned_rates_a_flow_before_its_first_period() {
+    for (cfg, rated) in [(QsccpConfig::paper(), false), (QsccpConfig::tuned(), true)] {
+        let mut s: CdsScheduler<()> = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        offer(&mut s, ServiceClass::Be, 1, 1_000_000);
+        s.update_rates(Timestamp::from_millis(100));
+        let _ = s.enqueue(
+            Timestamp::from_millis(110),
+            ServiceClass::Be,
+            2,
+            Some(1_000),
+            (),
+        );
+        assert_eq!(
+            s.flow_rate_bps(ServiceClass::Be, 2).is_some(),
+            rated,
+            "{cfg:?}"
+        );
+        assert!(s.flow_rate_bps(ServiceClass::Be, 1).is_some());
+    }
+}

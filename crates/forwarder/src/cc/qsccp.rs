@@ -72,7 +72,9 @@ pub(crate) fn qsccp_config(cfg: &CcConfig, capacity_bps: u64) -> QsccpConfig {
         ds_rate_headroom: q.ds_rate_headroom,
         dt_rate_headroom: q.dt_rate_headroom,
         dt_queue_factor: q.dt_queue_factor,
-        ..QsccpConfig::default()
+        rate_new_flows: q.rate_new_flows,
+        min_data_per_flow: q.min_data_per_flow,
+        ..QsccpConfig::for_profile(q.profile)
     }
 }
 

@@ -9,6 +9,7 @@ mod raw;
 #[cfg(test)]
 mod tests;
 
+use cc_core::Profile;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -113,6 +114,9 @@ pub struct Scenario {
     /// One computed next hop per node instead of every equal-length one
     /// (MIRCC's "multipath forwarding disabled" runs).
     pub single_path: bool,
+    /// Parameter profile of every scheme's forwarders and consumers
+    /// (`icnlab --profile`; not a file key: one scenario runs under both).
+    pub profile: Profile,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -369,6 +373,7 @@ impl Scenario {
             routes,
             measure,
             cc_extra,
+            profile: Profile::Tuned,
         };
         for f in &sc.flows {
             if sc.hops(&f.consumer, &f.producer).is_none() {
