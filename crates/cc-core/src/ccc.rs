@@ -90,6 +90,29 @@ pub struct CccConfig {
     /// silence read as docs/algorithms.md §3.4 does: the flow passes on
     /// `Σ p_i,k_max`, what its next hops allow, until the first supervision.
     pub admit_equal_share: bool,
+    /// Each output interface paces every flow's Interests (§IV-A,
+    /// [`pacer`]); `false` only splits them by round robin (icnfwd before
+    /// the pacer existed, kept to measure what the pacer changes).
+    pub pace_interests: bool,
+    /// The rate an interface paces a flow at ([`InterestPace`]).
+    pub interest_pace: InterestPace,
+    /// Bounds of the per-interface pacer.
+    pub pacer: pacer::PacerConfig,
+}
+
+/// The rate at which an output interface releases a flow's Interests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum InterestPace {
+    /// The paper: `p_o,k`, Algorithm 2's share of the incoming pace
+    /// measured over the last period (the constraint before any
+    /// measurement).
+    #[default]
+    OutgoingPace,
+    /// Eq. 10's bound itself, `p_i,k_max`: the pacer only enforces the
+    /// constraint, and a flow's growth is not held to last period's pace.
+    Constraint,
 }
 
 /// Readings of Algorithm 6 (pace augmentation).
@@ -127,6 +150,9 @@ impl Default for CccConfig {
             utilisation: 1.0,
             congestion_sojourn: Duration::ZERO,
             admit_equal_share: true,
+            pace_interests: true,
+            interest_pace: InterestPace::OutgoingPace,
+            pacer: pacer::PacerConfig::default(),
         }
     }
 }
@@ -438,6 +464,16 @@ impl CccFlow {
         }
         self.wrr_credit[best] -= 1.0;
         Some(self.hops[best].face)
+    }
+
+    /// The pace at which the output interface towards next hop `face`
+    /// releases this flow's Interests (`None`: not a next hop).
+    pub fn hop_pace_ips(&self, face: u64) -> Option<f64> {
+        let h = self.hops.iter().find(|h| h.face == face)?;
+        Some(match self.cfg.interest_pace {
+            InterestPace::OutgoingPace if h.pace_ips > EPS => h.pace_ips,
+            _ => h.constraint_ips,
+        })
     }
 
     /// `p_i_obj`.
@@ -861,6 +897,8 @@ impl ConsumerLaw for CccConsumer {
         }
     }
 }
+
+pub mod pacer;
 
 #[cfg(test)]
 mod tests;

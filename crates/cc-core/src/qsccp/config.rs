@@ -88,6 +88,12 @@ pub struct QsccpConfig {
     /// see [`super::CdsScheduler::flow_rate_bps`]). `false`: the paper's
     /// rule, R exists only once a period closed over the flow.
     pub rate_new_flows: bool,
+    /// A flow penalised here marks its Interests ServiceClass + 8, and an
+    /// Interest arriving so marked penalises its flow here
+    /// ([`super::CdsScheduler::penalise_flow`]): the authors' code's
+    /// upstream propagation (P7), which the paper does not describe. On in
+    /// both profiles (the reconstruction of §IV-D follows that code).
+    pub propagate_penalty: bool,
 }
 
 impl Default for QsccpConfig {
@@ -117,6 +123,7 @@ impl Default for QsccpConfig {
             dt_rate_headroom: 0.03,
             dt_queue_factor: true,
             rate_new_flows: true,
+            propagate_penalty: true,
         }
     }
 }
@@ -217,4 +224,7 @@ pub struct CdsStats {
     /// Flows judged greedy and discounted to φ_pen (eq. 9), counted when
     /// it happens.
     pub penalties: u64,
+    /// Flows penalised because their Interests arrived marked by a
+    /// downstream router (ServiceClass + 8, [`super::CdsScheduler::penalise_flow`]).
+    pub propagated_penalties: u64,
 }

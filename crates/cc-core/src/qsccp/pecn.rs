@@ -440,6 +440,35 @@ impl<T> CdsScheduler<T> {
         Some(self.flows[id as usize].phi(self.frozen.phi_pen))
     }
 
+    /// Upstream propagation of a penalty, as the authors' code does (P7,
+    /// docs/algorithms.md §1.4; not in the paper): an Interest of the flow
+    /// arrived with ServiceClass + 8, i.e. a router downstream judged it
+    /// greedy, so it gets φ_pen here too, with a full greedy count (a
+    /// restore, when `restore_phi` allows one, needs λ behaved periods
+    /// here as after a local judgement). Returns whether the flow was not
+    /// penalised before; false for an unknown flow.
+    pub fn penalise_flow(&mut self, class: ServiceClass, prefix: u64) -> bool {
+        let Some(id) = self.find(class, prefix) else {
+            return false;
+        };
+        self.settle_flow(id);
+        let (pen, lambda) = (self.frozen.phi_pen, self.frozen.lambda);
+        let base = self.cfg.quantum_bits;
+        let f = &mut self.flows[id as usize];
+        f.greedy = lambda;
+        if f.penalised {
+            return false;
+        }
+        f.penalised = true;
+        f.quantum_bits = quantum(base, f.weight, pen);
+        if f.offered_bits != 0 || f.len != 0 {
+            // An active flow's w·φ is in its class's sum (eqs. 2-3).
+            self.classes[class.index()].active_wphi += f.weight * (pen - 1.0);
+        }
+        self.stats.propagated_penalties += 1;
+        true
+    }
+
     /// Capacity B_c given to `class` by the last period, bit/s.
     pub fn class_capacity_bps(&self, class: ServiceClass) -> f64 {
         self.class_capacity_bps[class.index()]

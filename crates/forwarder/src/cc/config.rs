@@ -2,7 +2,7 @@
 //! the papers' defaults. Durations are integers in milliseconds so that the
 //! TOML stays readable; they are mapped onto cc-core's configs here.
 
-use cc_core::ccc::{Augmentation, CccConfig};
+use cc_core::ccc::{Augmentation, CccConfig, InterestPace};
 use cc_core::Duration;
 use cc_core::LawKind;
 use cc_core::Profile;
@@ -441,6 +441,9 @@ pub struct QsccpParams {
     /// Stretch the PECN period so each flow brings this many Data per
     /// period at its fair share (tuned 4; paper 0 = fixed T).
     pub min_data_per_flow: u32,
+    /// Propagate a penalty upstream with ServiceClass + 8 (the authors'
+    /// code; both profiles).
+    pub propagate_penalty: bool,
 }
 
 impl QsccpParams {
@@ -466,6 +469,7 @@ impl QsccpParams {
             dt_queue_factor: c.dt_queue_factor,
             rate_new_flows: c.rate_new_flows,
             min_data_per_flow: c.min_data_per_flow,
+            propagate_penalty: c.propagate_penalty,
         }
     }
 }
@@ -489,6 +493,7 @@ profiled_params!(
         dt_queue_factor: bool,
         rate_new_flows: bool,
         min_data_per_flow: u32,
+        propagate_penalty: bool,
     }
 );
 
@@ -526,6 +531,14 @@ pub struct CccParams {
     /// Algorithm 5 never cuts below this fraction of a flow's max-min
     /// share (tuned 0.5; paper 0).
     pub reduction_floor_share: f64,
+    /// Pace each flow's Interests on every output face (§IV-A; both
+    /// profiles). `false` only splits them by round robin.
+    pub pace_interests: bool,
+    /// The pacing rate: `outgoing_pace` (p_o,k, the paper) or
+    /// `constraint` (p_i,k_max).
+    pub interest_pace: InterestPace,
+    /// Interests a flow may wait with in a face's pacer; more are Nacked.
+    pub pacer_queue: usize,
 }
 
 impl CccParams {
@@ -543,6 +556,9 @@ impl CccParams {
                 .unwrap_or(u64::MAX),
             admit_equal_share: c.admit_equal_share,
             reduction_floor_share: c.reduction_floor_share,
+            pace_interests: c.pace_interests,
+            interest_pace: c.interest_pace,
+            pacer_queue: c.pacer.max_queue,
         }
     }
 
@@ -561,6 +577,12 @@ impl CccParams {
             congestion_sojourn: Duration::from_millis(self.congestion_sojourn_ms),
             admit_equal_share: self.admit_equal_share,
             reduction_floor_share: self.reduction_floor_share,
+            pace_interests: self.pace_interests,
+            interest_pace: self.interest_pace,
+            pacer: cc_core::ccc::pacer::PacerConfig {
+                max_queue: self.pacer_queue.max(1),
+                ..CccConfig::for_profile(self.profile).pacer
+            },
             ..CccConfig::for_profile(self.profile)
         }
     }
@@ -577,6 +599,9 @@ profiled_params!(
         congestion_sojourn_ms: u64,
         admit_equal_share: bool,
         reduction_floor_share: f64,
+        pace_interests: bool,
+        interest_pace: InterestPace,
+        pacer_queue: usize,
     }
 );
 
