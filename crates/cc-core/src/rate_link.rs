@@ -55,8 +55,9 @@ pub struct RateLinkConfig {
     pub shaper: ShaperConfig,
     /// Where the period may go as it follows the RTT.
     pub period_bounds: PeriodBounds,
-    /// q(t) is the shaper backlog averaged over the period (tuned, `true`)
-    /// rather than the backlog at the update (the papers' q(t)).
+    /// q(t) is the shaper backlog averaged over the period rather than the
+    /// backlog at the update (the papers' q(t), `false`, both profiles: the
+    /// average measured no benefit, docs/deviations.md).
     pub mean_queue: bool,
     /// RCP charges only the queue beyond one Data
     /// ([`crate::rcp::queue_beyond_one_data`]; tuned, `true`); the paper
@@ -79,7 +80,7 @@ impl Default for RateLinkConfig {
                 max: law.mircc.period,
                 min_data: 20,
             },
-            mean_queue: true,
+            mean_queue: false,
             rcp_one_data_allowance: true,
         }
     }
@@ -102,7 +103,6 @@ impl RateLinkConfig {
         };
         RateLinkConfig {
             law,
-            mean_queue: tuned,
             rcp_one_data_allowance: tuned,
             ..d
         }

@@ -43,7 +43,7 @@ pub struct GroupsConfig {
     pub max_groups: usize,
     /// Most downstream faces per group.
     pub max_faces_per_group: usize,
-    /// SRMCC parameter profile: `paper` (Qmax 50) or `tuned` (Qmax 100).
+    /// SRMCC parameter profile: `paper` or `tuned` (both Qmax 50 now).
     pub profile: Profile,
     /// Qmax of SRMCC's occupancy (queue packets / Qmax), capped by the
     /// engine's queue bound (default: the profile's). The engine's bound
