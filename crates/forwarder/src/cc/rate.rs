@@ -19,24 +19,24 @@ pub(crate) struct RateFace {
 /// The cc-core link-law parameters of `cfg` (each law from its own
 /// scheme's profile and keys).
 pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
-    let mut l = LinkLawConfig::default();
-    l.rcp = cc_core::rcp::RcpConfig {
-        alpha: cfg.rcp.alpha,
-        beta: cfg.rcp.beta,
-        eta: cfg.rcp.eta,
-        period: cfg.period(),
-        ..cc_core::rcp::RcpConfig::for_profile(cfg.rcp.profile)
-    };
-    l.mircc = cc_core::mircc::MirccConfig {
-        beta_min: cfg.mircc.beta_prime,
-        ewma_alpha: cfg.mircc.ewma_alpha,
-        eta: cfg.mircc.eta,
-        period: cfg.period(),
-        secondary_keeps_headroom: cfg.mircc.secondary_keeps_headroom,
-        secondary_starts_at_floor: cfg.mircc.secondary_starts_at_floor,
-        ..cc_core::mircc::MirccConfig::for_profile(cfg.mircc.profile)
-    };
-    l
+    LinkLawConfig {
+        rcp: cc_core::rcp::RcpConfig {
+            alpha: cfg.rcp.alpha,
+            beta: cfg.rcp.beta,
+            eta: cfg.rcp.eta,
+            period: cfg.period(),
+            ..cc_core::rcp::RcpConfig::for_profile(cfg.rcp.profile)
+        },
+        mircc: cc_core::mircc::MirccConfig {
+            beta_min: cfg.mircc.beta_prime,
+            ewma_alpha: cfg.mircc.ewma_alpha,
+            eta: cfg.mircc.eta,
+            period: cfg.period(),
+            secondary_keeps_headroom: cfg.mircc.secondary_keeps_headroom,
+            secondary_starts_at_floor: cfg.mircc.secondary_starts_at_floor,
+            ..cc_core::mircc::MirccConfig::for_profile(cfg.mircc.profile)
+        },
+    }
 }
 
 /// The cc-core rate-link parameters of `cfg` for a face running `kind`
