@@ -178,15 +178,13 @@ impl CccConfig {
 
     /// icnfwd's forwarder defaults (docs/deviations.md, CCC rows): max-min
     /// share augmentation, a 20 ms sojourn counted as congestion, η = 0.95,
-    /// the equal-share admission and Interests paced at the constraint
-    /// rather than at last period's pace. No floor on Algorithm 5's cut:
-    /// the half-share floor measured no benefit in the scenario set (the
-    /// same or better without it, docs/deviations.md) and was removed.
+    /// the equal-share admission, the half-share floor on reductions and
+    /// Interests paced at the constraint rather than at last period's pace.
     pub fn tuned() -> Self {
         CccConfig {
             interest_pace: InterestPace::Constraint,
             augmentation: Augmentation::MaxMinShare,
-            reduction_floor_share: 0.0,
+            reduction_floor_share: 0.5,
             utilisation: 0.95,
             congestion_sojourn: Duration::from_millis(20),
             admit_equal_share: true,

@@ -363,10 +363,10 @@ fn a_slow_flow_stays_active_between_its_interests() {
 }
 
 /// The paper profile admits nothing (a new flow passes on what its next
-/// hops allow); tuned gives an equal share. Neither floors Algorithm 5's
-/// cut (the floor is a switch, [`CccConfig::reduction_floor_share`]).
+/// hops allow) and cuts without a floor; tuned gives an equal share and
+/// floors the cut at half the max-min share.
 #[test]
-fn profiles_differ_in_admission() {
+fn profiles_differ_in_admission_and_the_reduction_floor() {
     for (cfg, paper) in [(CccConfig::paper(), true), (CccConfig::tuned(), false)] {
         let cfg = CccConfig {
             initial_data_size_bytes: 1000.0,
@@ -389,7 +389,11 @@ fn profiles_differ_in_admission() {
         sup.supervise(ms(0), &mut [&mut f]);
         sup.on_drop();
         sup.supervise(ms(50), &mut [&mut f]);
-        assert!(f.constraint_out_ips().abs() < 1e-6, "paper={paper}");
+        let floor = if paper { 0.0 } else { 0.5 * link_ips };
+        assert!(
+            (f.constraint_out_ips() - floor).abs() < 1e-6,
+            "paper={paper}"
+        );
     }
 }
 
