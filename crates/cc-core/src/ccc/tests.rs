@@ -1,4 +1,5 @@
 use super::*;
+use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
 use proptest::prelude::*;
 use rand::{rngs::StdRng, SeedableRng};
 
