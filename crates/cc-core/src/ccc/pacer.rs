@@ -51,6 +51,9 @@ struct FlowQueue<T> {
     pace_ips: f64,
     /// Earliest time of the next release (virtual clock of the bucket).
     next: Timestamp,
+    /// Last enqueue: an entry idle for long is pruned (never per packet,
+    /// so a steady flow allocates nothing).
+    last: Timestamp,
 }
 
 /// One output interface's pacer: a queue per flow, each released at its
@@ -92,11 +95,13 @@ impl<K: Ord + Copy, T> InterestPacer<K, T> {
             pace_ips,
             // A new flow's bucket starts full.
             next: Timestamp::ZERO,
+            last: now,
         });
         if q.items.len() >= self.cfg.max_queue.max(1) {
             return Err(item);
         }
         q.pace_ips = pace_ips;
+        q.last = now;
         if q.items.is_empty() {
             // An idle flow's bucket refills up to `burst` Interests.
             let g = gap(pace_ips);
@@ -132,20 +137,14 @@ impl<K: Ord + Copy, T> InterestPacer<K, T> {
         };
         self.queued -= 1;
         q.next += gap(q.pace_ips);
-        if q.items.is_empty() && q.next <= now {
-            self.flows.remove(&flow);
-        }
         Paced::Item(item)
     }
 
-    /// Drops the state of flows with nothing queued whose bucket is full
-    /// again (called now and then; a flow's entry is a few words).
-    pub fn prune(&mut self, now: Timestamp) {
-        let burst = u64::from(self.cfg.burst.max(1));
-        self.flows.retain(|_, q| {
-            let refill = gap(q.pace_ips).as_nanos() as u64 * burst;
-            !q.items.is_empty() || q.next.as_nanos().saturating_add(refill) > now.as_nanos()
-        });
+    /// Drops the state of flows with nothing queued and no Interest for
+    /// longer than `idle` (called now and then, not per packet).
+    pub fn prune(&mut self, now: Timestamp, idle: Duration) {
+        self.flows
+            .retain(|_, q| !q.items.is_empty() || now.saturating_since(q.last) <= idle);
     }
 
     /// Interests held.
@@ -253,7 +252,14 @@ mod tests {
         assert_eq!(p.dequeue(ms(1000)), Paced::Item(1));
         assert_eq!(p.dequeue(ms(1000)), Paced::Item(2));
         assert_eq!(p.dequeue(ms(1000)), Paced::NotBefore(ms(1010)));
-        p.prune(ms(5000));
-        assert_eq!(p.flow_len(1), 2);
+        p.prune(ms(5000), Duration::from_secs(1));
+        assert_eq!(p.flow_len(1), 2, "a flow with Interests waiting stays");
+        let mut q: InterestPacer<u64, u32> = InterestPacer::new(PacerConfig::default());
+        q.enqueue(ms(5000), 2, 100.0, 9).unwrap();
+        assert_eq!(q.dequeue(ms(5000)), Paced::Item(9));
+        q.prune(ms(5500), Duration::from_secs(1));
+        assert!(q.flows.contains_key(&2), "idle for less than a second");
+        q.prune(ms(6001), Duration::from_secs(1));
+        assert!(!q.flows.contains_key(&2), "idle for longer");
     }
 }

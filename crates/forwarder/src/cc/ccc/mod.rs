@@ -28,6 +28,9 @@ use flows::{Candidate, CccFlows};
 /// A flow in a face's pacer: (prefix, downstream face).
 type PacedFlow = (u64, FaceId);
 
+/// How long a flow's pacer state outlives its last Interest.
+const PACER_IDLE: Duration = Duration::from_secs(1);
+
 /// CCC on one node.
 pub(crate) struct Ccc {
     pub(crate) flows: CccFlows,
@@ -132,7 +135,7 @@ impl SchemePart for Ccc {
         if self.flows.poll_timeout().is_some_and(|t| t <= now) {
             self.flows.handle_timeout(now);
             for p in self.pacers.values_mut() {
-                p.prune(now);
+                p.prune(now, PACER_IDLE);
             }
         }
     }
