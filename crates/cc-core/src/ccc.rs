@@ -182,6 +182,10 @@ impl CccConfig {
     pub fn tuned() -> Self {
         CccConfig {
             interest_pace: InterestPace::Constraint,
+            pacer: pacer::PacerConfig {
+                burst_time: Duration::from_millis(20),
+                ..pacer::PacerConfig::default()
+            },
             augmentation: Augmentation::MaxMinShare,
             reduction_floor_share: 0.5,
             utilisation: 0.95,

@@ -288,6 +288,9 @@ pub struct CccParams {
     pub interest_pace: InterestPace,
     /// Interests a flow may wait with in a face's pacer; more are Nacked.
     pub pacer_queue: usize,
+    /// The pacer's bucket holds at least this long at the flow's pace, ms
+    /// (tuned 20, paper 0: two Interests).
+    pub pacer_burst_ms: u64,
 }
 
 impl CccParams {
@@ -308,6 +311,7 @@ impl CccParams {
             pace_interests: c.pace_interests,
             interest_pace: c.interest_pace,
             pacer_queue: c.pacer.max_queue,
+            pacer_burst_ms: u64::try_from(c.pacer.burst_time.as_millis()).unwrap_or(u64::MAX),
         }
     }
 
@@ -330,6 +334,7 @@ impl CccParams {
             interest_pace: self.interest_pace,
             pacer: cc_core::ccc::pacer::PacerConfig {
                 max_queue: self.pacer_queue.max(1),
+                burst_time: Duration::from_millis(self.pacer_burst_ms),
                 ..CccConfig::for_profile(self.profile).pacer
             },
             ..CccConfig::for_profile(self.profile)
@@ -351,6 +356,7 @@ profiled_params!(
         pace_interests: bool,
         interest_pace: InterestPace,
         pacer_queue: usize,
+        pacer_burst_ms: u64,
     }
 );
 
