@@ -13,7 +13,6 @@
 
 mod ccc;
 mod config;
-mod config_profiled;
 mod dispatch;
 mod marking;
 mod observe;
