@@ -394,25 +394,59 @@ impl DataSizeEstimate {
 #[derive(Debug, Clone)]
 pub struct RateConsumer {
     cfg: RateConsumerConfig,
-    rate_bps: f64,
-    /// Whether `rate_bps` came from the network (a Data or a Nack).
-    stamped: bool,
+    rate: StampedRate,
     data_size: DataSizeEstimate,
+}
+
+/// A consumer's rate from the network: a configured guess until the first
+/// stamped rate replaces it; after that a Data's rate is applied as it is
+/// and a Nack's only when it is lower (it covers part of the path).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct StampedRate {
+    bps: f64,
+    /// Whether `bps` came from the network (a Data or a Nack).
+    stamped: bool,
+}
+
+impl StampedRate {
+    /// The guess `initial_bps` (sanitised), not yet stamped.
+    pub(crate) fn guess(initial_bps: f64) -> Self {
+        StampedRate {
+            bps: sanitize(initial_bps),
+            stamped: false,
+        }
+    }
+    pub(crate) fn bps(&self) -> f64 {
+        self.bps
+    }
+    /// A Data's stamped rate.
+    pub(crate) fn on_data(&mut self, r: f64) {
+        if r.is_finite() && r >= 0.0 {
+            self.bps = r;
+            self.stamped = true;
+        }
+    }
+    /// A Nack's stamped rate.
+    pub(crate) fn on_nack(&mut self, r: f64) {
+        if r.is_finite() && r >= 0.0 && (r < self.bps || !self.stamped) {
+            self.bps = r;
+            self.stamped = true;
+        }
+    }
 }
 
 impl RateConsumer {
     /// A consumer starting at `initial_rate_bps`.
     pub fn new(cfg: RateConsumerConfig) -> Self {
         RateConsumer {
-            rate_bps: sanitize(cfg.initial_rate_bps),
-            stamped: false,
+            rate: StampedRate::guess(cfg.initial_rate_bps),
             data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
             cfg,
         }
     }
     /// The current Data rate target (bit/s).
     pub fn rate_bps(&self) -> f64 {
-        self.rate_bps
+        self.rate.bps()
     }
     /// The Data-size estimate (bytes).
     pub fn data_size_bytes(&self) -> f64 {
@@ -420,7 +454,7 @@ impl RateConsumer {
     }
     /// The current Interest rate (Interests/s).
     pub fn interests_per_sec(&self) -> f64 {
-        self.rate_bps / (8.0 * self.data_size.bytes())
+        self.rate.bps() / (8.0 * self.data_size.bytes())
     }
 }
 
@@ -428,19 +462,13 @@ impl ConsumerLaw for RateConsumer {
     fn on_data(&mut self, _now: Timestamp, fb: &DataFeedback) {
         self.data_size.sample(fb.data_size_bytes);
         if let Some(r) = fb.primary_rate_bps {
-            if r.is_finite() && r >= 0.0 {
-                self.rate_bps = r;
-                self.stamped = true;
-            }
+            self.rate.on_data(r);
         }
     }
 
     fn on_nack(&mut self, _now: Timestamp, fb: &NackFeedback) {
         if let Some(r) = fb.primary_rate_bps {
-            if r.is_finite() && r >= 0.0 && (r < self.rate_bps || !self.stamped) {
-                self.rate_bps = r;
-                self.stamped = true;
-            }
+            self.rate.on_nack(r);
         }
     }
 

@@ -4,7 +4,7 @@
 use super::path::unit_f64;
 use super::TrafficClass;
 use crate::law::{ConsumerLaw, DataFeedback, NackFeedback, SendLimit};
-use crate::rcp::DataSizeEstimate;
+use crate::rcp::{DataSizeEstimate, StampedRate};
 use crate::time::{Duration, Timestamp};
 use alloc::vec::Vec;
 use rand_core::RngCore;
@@ -84,9 +84,7 @@ pub struct MirccConsumer {
     data_size: DataSizeEstimate,
     /// Primary rate while no path is known: the configured guess until a
     /// Nack stamps one (see [`ConsumerLaw::on_nack`]).
-    start_rate_bps: f64,
-    /// Whether `start_rate_bps` came from the network.
-    start_stamped: bool,
+    start_rate: StampedRate,
     /// Round-robin credit of the primary and secondary class.
     class_credit: [f64; 2],
     /// Round-robin credit per (path id, class).
@@ -133,8 +131,7 @@ impl MirccConsumer {
         MirccConsumer {
             paths: Vec::new(),
             data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
-            start_rate_bps: crate::rcp::sanitize(cfg.initial_rate_bps),
-            start_stamped: false,
+            start_rate: StampedRate::guess(cfg.initial_rate_bps),
             class_credit: [0.0; 2],
             path_credit: Vec::new(),
             cfg,
@@ -187,7 +184,7 @@ impl MirccConsumer {
     /// The best-subflow rate: primary total (bit/s).
     pub fn primary_rate_bps(&self) -> f64 {
         if self.paths.is_empty() {
-            return self.start_rate_bps;
+            return self.start_rate.bps();
         }
         self.paths.iter().map(|p| p.primary_bps).fold(0.0, f64::max)
     }
@@ -294,15 +291,10 @@ impl ConsumerLaw for MirccConsumer {
         let rs = valid(fb.secondary_rate_bps);
         if self.paths.is_empty() {
             // No Data yet: the first stamped rate replaces the configured
-            // guess, as a Data's would (see RateConsumer::on_nack); later
+            // guess, as a Data's would ([`StampedRate`]); later
             // ones only lower it.
             if let Some(r) = rp {
-                self.start_rate_bps = if self.start_stamped {
-                    self.start_rate_bps.min(r)
-                } else {
-                    r
-                };
-                self.start_stamped = true;
+                self.start_rate.on_nack(r);
             }
             return;
         }
