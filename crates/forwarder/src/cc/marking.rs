@@ -261,7 +261,7 @@ mod tests {
     use super::*;
     use crate::engine::{DataFlow, FaceId, QueueStats};
 
-    fn view(flow: Option<(u32, usize)>, data_bytes: usize) -> QueueView {
+    fn view(flow: Option<u32>, data_bytes: usize) -> QueueView {
         QueueView {
             face: FaceId(1),
             stats: QueueStats {
@@ -269,10 +269,7 @@ mod tests {
                 ..QueueStats::default()
             },
             capacity_bps: Some(10_000_000),
-            flow: flow.map(|(bucket, backlog_bytes)| DataFlow {
-                bucket,
-                backlog_bytes,
-            }),
+            flow: flow.map(|bucket| DataFlow { bucket }),
         }
     }
 
@@ -284,9 +281,9 @@ mod tests {
         let (mut fat, mut thin) = (0, 0);
         for k in 0..400u64 {
             let now = Timestamp::from_millis(k);
-            let v = view(Some((1, 20_000)), 40_000);
+            let v = view(Some(1), 40_000);
             fat += u64::from(m.on_dequeue(now, Duration::from_millis(30), 1000, &v));
-            let v = view(Some((2, 0)), 40_000);
+            let v = view(Some(2), 40_000);
             thin += u64::from(m.on_dequeue(now, Duration::from_millis(1), 1000, &v));
         }
         assert!(fat >= 3 && thin == 0, "fat {fat} thin {thin}");
@@ -311,8 +308,8 @@ mod tests {
             let (mut on_busy, mut on_idle) = (0, 0);
             for k in 0..400u64 {
                 let now = Timestamp::from_millis(k);
-                on_busy += u64::from(busy.on_dequeue(now, d, 1000, &view(Some((2, 1000)), 40_000)));
-                on_idle += u64::from(idle.on_dequeue(now, d, 1000, &view(Some((2, 0)), 1000)));
+                on_busy += u64::from(busy.on_dequeue(now, d, 1000, &view(Some(2), 40_000)));
+                on_idle += u64::from(idle.on_dequeue(now, d, 1000, &view(Some(2), 1000)));
             }
             assert!(on_busy > 0 && on_idle == 0, "{law:?}: {on_busy} {on_idle}");
         }

@@ -69,8 +69,8 @@ pub struct QueueView {
     pub stats: QueueStats,
     /// Configured link capacity.
     pub capacity_bps: Option<u64>,
-    /// On a dequeue from flow queues: the packet's flow and what it left
-    /// queued behind it (per-flow markers judge that flow alone).
+    /// On a dequeue from flow queues: the packet's flow (per-flow markers
+    /// judge that flow's sojourn alone).
     pub flow: Option<DataFlow>,
 }
 
@@ -79,8 +79,6 @@ pub struct QueueView {
 pub struct DataFlow {
     /// Flow bucket (hash of the name without its last component).
     pub bucket: u32,
-    /// Bytes of that flow still queued after this packet.
-    pub backlog_bytes: usize,
 }
 
 /// Flow buckets of a flow-queued face (RFC 8290's default).
@@ -115,10 +113,7 @@ impl DataQueue {
         match self {
             DataQueue::Fifo(q) => q.pop_front().map(|p| (p, None)),
             DataQueue::Flows(q) => q.pop().map(|p| {
-                let flow = DataFlow {
-                    bucket: p.flow,
-                    backlog_bytes: p.flow_backlog_bytes,
-                };
+                let flow = DataFlow { bucket: p.flow };
                 (p.item, Some(flow))
             }),
         }
