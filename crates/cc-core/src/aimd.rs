@@ -5,7 +5,8 @@
 //! * unmarked Data: slow start `cwnd += ai_step` while `cwnd < ssthresh`,
 //!   else congestion avoidance `cwnd += ai_step/⌊cwnd⌋`;
 //! * marked Data (CongestionMark > 0, unless `ignore_marks`), timeout, or
-//!   Nack with reason Congestion: `ssthresh = max(2, cwnd·md_coef)`,
+//!   Nack with reason Congestion: `ssthresh = max(2, cwnd·md_coef)`
+//!   (`mark_md_coef` instead on a mark when set),
 //!   `cwnd = ssthresh` (or `init_cwnd` when `reset_cwnd_to_init`), at most
 //!   once per RTT (conservative window adaptation, [`CwaGate`]); a marked
 //!   Data never increases the window; a timeout also backs off the RTO;
@@ -41,6 +42,11 @@ pub struct AimdConfig {
     pub ai_step: f64,
     /// Multiplicative decrease factor.
     pub md_coef: f64,
+    /// Multiplicative decrease factor on a congestion mark (`None`: as on a
+    /// loss, `md_coef`, ndnget's rule). An AQM marks before any queue
+    /// overflows, so a mark may call for a gentler cut than a loss (RFC
+    /// 8511, Alternative Backoff with ECN: 0.8 for Reno); PCON uses that.
+    pub mark_md_coef: Option<f64>,
     /// After a decrease, restart from `init_cwnd` instead of `ssthresh`.
     pub reset_cwnd_to_init: bool,
     /// Let every congestion signal decrease (no once-per-RTT limit).
@@ -62,6 +68,7 @@ impl Default for AimdConfig {
             init_ssthresh: f64::INFINITY,
             ai_step: 1.0,
             md_coef: 0.5,
+            mark_md_coef: None,
             reset_cwnd_to_init: false,
             disable_cwa: false,
             ignore_marks: false,
@@ -128,8 +135,18 @@ impl WindowLaw for Aimd {
         self.clamp();
     }
 
-    fn decrease(&mut self, _now: Timestamp) {
-        self.ssthresh = (self.core.cwnd * self.cfg.md_coef).max(MIN_SSTHRESH);
+    fn decrease(&mut self, now: Timestamp) {
+        self.decrease_by(now, self.cfg.md_coef);
+    }
+
+    fn decrease_on_mark(&mut self, now: Timestamp) {
+        self.decrease_by(now, self.cfg.mark_md_coef.unwrap_or(self.cfg.md_coef));
+    }
+}
+
+impl Aimd {
+    fn decrease_by(&mut self, _now: Timestamp, coef: f64) {
+        self.ssthresh = (self.core.cwnd * coef).max(MIN_SSTHRESH);
         self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd
         } else {
@@ -195,6 +212,35 @@ mod tests {
         assert_eq!(a.cwnd(), 5.0);
         a.on_timeout(Timestamp::from_millis(306));
         assert_eq!(a.cwnd(), 5.0);
+    }
+
+    #[test]
+    fn a_mark_cuts_by_mark_md_coef_and_a_loss_by_md_coef() {
+        let mut a = Aimd::new(AimdConfig {
+            mark_md_coef: Some(0.8),
+            ..AimdConfig::default()
+        });
+        for i in 0..18 {
+            a.on_data(Timestamp::from_millis(i), &data(100, 0));
+        }
+        assert_eq!(a.cwnd(), 20.0);
+        a.on_data(Timestamp::from_millis(200), &data(100, 1));
+        assert!((a.cwnd() - 16.0).abs() < 1e-9, "{}", a.cwnd());
+        // A timeout an RTT later still halves.
+        a.on_data(Timestamp::from_millis(305), &data(100, 0));
+        a.on_timeout(Timestamp::from_millis(306));
+        assert!(
+            (a.cwnd() - (16.0 + 1.0 / 16.0) * 0.5).abs() < 1e-9,
+            "{}",
+            a.cwnd()
+        );
+        // Unset, a mark halves like a loss (ndnget).
+        let mut b = Aimd::default();
+        for i in 0..18 {
+            b.on_data(Timestamp::from_millis(i), &data(100, 0));
+        }
+        b.on_data(Timestamp::from_millis(200), &data(100, 1));
+        assert_eq!(b.cwnd(), 10.0);
     }
 
     #[test]

@@ -16,6 +16,7 @@ fn boxed(kind: LawKind, cfg: &ConsumerLawConfig) -> Box<dyn ConsumerLaw> {
         LawKind::Pcon => match cfg.pcon_window {
             PconWindow::Aimd => Box::new(Aimd::new(AimdConfig {
                 ignore_marks: false,
+                mark_md_coef: Some(crate::pcon::PCON_MARK_MD_COEF),
                 ..cfg.aimd
             })),
             PconWindow::Cubic => Box::new(Cubic::new(CubicConfig {
@@ -159,7 +160,11 @@ fn pcon_reacts_to_marks_even_when_aimd_ignores_them() {
         other => panic!("window law gave {other:?}"),
     };
     assert!(w(&aimd) > 20.0, "ignored mark: additive increase");
-    assert_eq!(w(&pcon), 10.0, "PCON halves on a mark");
+    assert_eq!(
+        w(&pcon),
+        20.0 * crate::pcon::PCON_MARK_MD_COEF,
+        "PCON cuts on a mark (ABE)"
+    );
 }
 
 proptest! {

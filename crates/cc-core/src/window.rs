@@ -206,6 +206,12 @@ pub(crate) trait WindowLaw: HasWindowCore {
     /// Shrinks the window after a congestion signal the gate let through.
     fn decrease(&mut self, now: Timestamp);
 
+    /// Shrinks the window after a congestion mark the gate let through (by
+    /// default as after a loss).
+    fn decrease_on_mark(&mut self, now: Timestamp) {
+        self.decrease(now);
+    }
+
     /// Called before a sent Interest, a Data or a loss is booked (CUBIC
     /// starts its clock there).
     fn touch(&mut self, _now: Timestamp) {}
@@ -215,7 +221,7 @@ pub(crate) trait WindowLaw: HasWindowCore {
     fn data(&mut self, now: Timestamp, fb: &DataFeedback) {
         match self.core_mut().on_data(now, fb) {
             DataVerdict::Increase => self.increase(now),
-            DataVerdict::Decrease => self.decrease(now),
+            DataVerdict::Decrease => self.decrease_on_mark(now),
             DataVerdict::Hold => {}
         }
     }

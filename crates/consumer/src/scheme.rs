@@ -42,6 +42,9 @@ pub struct SchemeOptions {
     pub aimd_step: f64,
     /// `--aimd-beta`: multiplicative decrease of AIMD.
     pub aimd_beta: f64,
+    /// `--aimd-mark-beta`: AIMD's decrease on a congestion mark (default:
+    /// `aimd_beta` for `aimd`, [`cc_core::pcon::PCON_MARK_MD_COEF`] for `pcon`).
+    pub aimd_mark_beta: Option<f64>,
     /// `--cubic-beta`: multiplicative decrease of CUBIC.
     pub cubic_beta: f64,
     /// `--fast-conv`: CUBIC fast convergence.
@@ -88,6 +91,7 @@ impl Default for SchemeOptions {
             disable_cwa: false,
             aimd_step: 1.0,
             aimd_beta: 0.5,
+            aimd_mark_beta: None,
             cubic_beta: 0.7,
             fast_conv: false,
             reset_cwnd_to_init: false,
@@ -154,6 +158,7 @@ impl SchemeOptions {
             init_ssthresh: ssthresh,
             ai_step: self.aimd_step,
             md_coef: self.aimd_beta,
+            mark_md_coef: self.aimd_mark_beta,
             reset_cwnd_to_init: self.reset_cwnd_to_init,
             disable_cwa: self.disable_cwa,
             ignore_marks: self.ignore_marks,

@@ -256,6 +256,56 @@ fn a_late_shell_still_gets_the_capacity_out() {
     assert!(err < 0.03, "{measured} bit/s vs {rate_bps}");
 }
 
+/// Idle time is not missed sending time: a face that had nothing to send
+/// for a second and then gets three 8 KB Data sends them one serialisation
+/// time apart (32 ms at 2 Mbit/s), not back to back. Credited with its
+/// idle time, the face sent them together and the link under it held
+/// 1.7 Data (54 ms) that the face's queue and its CoDel never saw.
+#[test]
+fn an_idle_face_earns_no_burst() {
+    let rate_bps = 2_000_000;
+    let mut fwd = icn_forwarder::engine::Forwarder::new(EngineConfig::default(), 1);
+    let t0 = Timestamp::ZERO;
+    let producer = fwd.add_face(t0, FaceParams::non_local("sim://producer"));
+    let slow = fwd.add_face(
+        t0,
+        FaceParams::non_local("sim://slow").with_capacity_bps(rate_bps),
+    );
+    fwd.fib_add_nexthop(&name("/p"), producer, 1).unwrap();
+    for i in 0..4u32 {
+        fwd.handle_packet(t0, slow, interest(&format!("/p/{i}"), i));
+    }
+    while fwd.poll_transmit(t0).is_some() {}
+    let content = vec![0u8; 8000];
+    // One Data at 0, then a second of silence, then three at once.
+    fwd.handle_packet(t0, producer, data("/p/0", &content, None));
+    assert!(fwd.poll_transmit(t0).is_some());
+    let t1 = Timestamp::from_millis(1000);
+    for i in 1..4u32 {
+        fwd.handle_packet(t1, producer, data(&format!("/p/{i}"), &content, None));
+    }
+    let mut sent_at = Vec::new();
+    let mut now = t1;
+    while sent_at.len() < 3 && now < Timestamp::from_millis(1200) {
+        while let Some(tx) = fwd.poll_transmit(now) {
+            if tx.face == slow {
+                sent_at.push(now);
+            }
+        }
+        now = now + Duration::from_millis(1);
+    }
+    let gaps_ms: Vec<u64> = sent_at
+        .windows(2)
+        .map(|w| w[1].saturating_since(w[0]).as_millis() as u64)
+        .collect();
+    assert_eq!(sent_at.len(), 3);
+    assert_eq!(sent_at[0], t1, "the first Data leaves at once");
+    assert!(
+        gaps_ms.iter().all(|g| *g >= 32),
+        "one serialisation time apart, got gaps {gaps_ms:?} ms"
+    );
+}
+
 #[test]
 fn egress_queue_bound_drops_excess() {
     let mut net = Network::new(1);

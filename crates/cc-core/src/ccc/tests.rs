@@ -361,3 +361,47 @@ fn a_slow_flow_stays_active_between_its_interests() {
     assert!(f.is_active(ms(350), window));
     assert!(!f.is_active(ms(350), Duration::from_millis(100)));
 }
+
+/// The sojourn test asks for a standing queue: a burst whose last Data
+/// waited past the threshold but whose first did not is no congestion; a
+/// period in which every Data waited past it is.
+#[test]
+fn only_a_standing_queue_counts_as_congestion() {
+    let cfg = CccConfig {
+        congestion_sojourn: Duration::from_millis(20),
+        ..CccConfig::default()
+    };
+    let run = |sojourns_ms: &[u64]| {
+        let mut f = three_way([1000.0, 0.0, 0.0]);
+        f.on_objective(ms(0), 500.0);
+        let mut sup = CccSupervisor::new(cfg, 10e6);
+        sup.supervise(ms(0), &mut [&mut f]);
+        for i in 0..50 {
+            f.on_interest(ms(i));
+        }
+        for s in sojourns_ms {
+            // 1200-byte Data on 10 Mbit/s: one serialisation is 0.96 ms.
+            sup.on_data_dequeued(Duration::from_millis(*s), 1200, Some(10_000_000));
+        }
+        sup.supervise(ms(100), &mut [&mut f])
+    };
+    // A burst of ten: the first went at once, the last waited 36 ms.
+    let burst: Vec<u64> = (0..10).map(|k| 4 * k).collect();
+    assert!(matches!(run(&burst), Supervision::Augmented { .. }));
+    // Every Data of the period waited 25-40 ms: a queue that never drained.
+    assert_eq!(run(&[25, 30, 40, 35]), Supervision::Congested { flows: 1 });
+    // Nothing dequeued: no signal.
+    assert!(matches!(run(&[]), Supervision::Augmented { .. }));
+    // The next period starts afresh.
+    let mut f = three_way([1000.0, 0.0, 0.0]);
+    let mut sup = CccSupervisor::new(cfg, 10e6);
+    sup.on_data_dequeued(Duration::from_millis(30), 1200, Some(10_000_000));
+    assert_eq!(
+        sup.supervise(ms(100), &mut [&mut f]),
+        Supervision::Congested { flows: 0 }
+    );
+    assert!(matches!(
+        sup.supervise(ms(200), &mut [&mut f]),
+        Supervision::Augmented { .. }
+    ));
+}

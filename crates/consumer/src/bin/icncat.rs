@@ -89,6 +89,10 @@ struct Args {
     /// AIMD multiplicative decrease factor.
     #[arg(long, default_value_t = 0.5, value_name = "F")]
     aimd_beta: f64,
+    /// AIMD's decrease factor on a congestion mark (default: --aimd-beta
+    /// for aimd, 0.8 for pcon as RFC 8511's ABE; 0.5 is ndnget's pcon).
+    #[arg(long, value_name = "F")]
+    aimd_mark_beta: Option<f64>,
     /// After a decrease, AIMD restarts from --init-cwnd instead of ssthresh.
     #[arg(long)]
     reset_cwnd_to_init: bool,
@@ -270,6 +274,12 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
     }
     for (flag, v, lo, hi) in [
         ("--aimd-beta", args.aimd_beta, 0.0, 1.0),
+        (
+            "--aimd-mark-beta",
+            args.aimd_mark_beta.unwrap_or(0.5),
+            0.0,
+            1.0,
+        ),
         ("--cubic-beta", args.cubic_beta, 0.0, 1.0),
         ("--rto-alpha", args.rto_alpha, 0.0, 1.0),
         ("--rto-beta", args.rto_beta, 0.0, 1.0),
@@ -313,6 +323,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         disable_cwa: args.disable_cwa,
         aimd_step: args.aimd_step,
         aimd_beta: args.aimd_beta,
+        aimd_mark_beta: args.aimd_mark_beta,
         cubic_beta: args.cubic_beta,
         fast_conv: args.fast_conv,
         reset_cwnd_to_init: args.reset_cwnd_to_init,
