@@ -340,16 +340,8 @@ impl Sim {
     }
 }
 
-/// Jain's fairness index of `xs` (1 = all equal).
-pub fn jain(xs: &[f64]) -> f64 {
-    let s: f64 = xs.iter().sum();
-    let s2: f64 = xs.iter().map(|x| x * x).sum();
-    if s2 == 0.0 {
-        1.0
-    } else {
-        s * s / (xs.len() as f64 * s2)
-    }
-}
+/// Jain's fairness index, the one definition the virtual networks share.
+pub use crate::net::flows::jain;
 
 #[cfg(test)]
 mod tests;

@@ -313,7 +313,8 @@ pub fn drive<L: ConsumerLaw>(
     }
 }
 
-/// Jain's fairness index of `xs`.
+/// Jain's fairness index of `xs`: (Σx)² / (n·Σx²), 1 when all are equal,
+/// 1/n when one has everything, 0 when nothing moved at all.
 pub fn jain(xs: &[f64]) -> f64 {
     let s: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
