@@ -28,6 +28,9 @@ pub struct CodelConfig {
     /// Backlog at or below which the queue never counts as congested
     /// (RFC 8289's MAXPACKET), bytes.
     pub mtu_bytes: usize,
+    /// Raise `target` to one largest-packet time on slow links
+    /// ([`link_target`]) [D]; off, `target` stands as given (PCON's 5 ms).
+    pub packet_time_target: bool,
 }
 
 impl Default for CodelConfig {
@@ -36,6 +39,18 @@ impl Default for CodelConfig {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(100),
             mtu_bytes: 1_500,
+            packet_time_target: true,
+        }
+    }
+}
+
+impl CodelConfig {
+    /// PCON's CoDel as its authors ran it: 5 ms / 100 ms, the target
+    /// never raised.
+    pub fn paper() -> Self {
+        CodelConfig {
+            packet_time_target: false,
+            ..CodelConfig::default()
         }
     }
 }
@@ -110,7 +125,9 @@ impl CodelMarker {
         if packet_bytes > self.mtu_bytes {
             self.mtu_bytes = packet_bytes;
         }
-        self.target = link_target(self.cfg.target, self.mtu_bytes, capacity_bps);
+        if self.cfg.packet_time_target {
+            self.target = link_target(self.cfg.target, self.mtu_bytes, capacity_bps);
+        }
     }
 
     /// The target in force ([`Self::observe_link`]).
@@ -221,6 +238,16 @@ mod tests {
         }
     }
     use proptest::prelude::*;
+
+    #[test]
+    fn the_paper_profile_keeps_the_5_ms_target() {
+        let mut m = CodelMarker::new(CodelConfig::paper());
+        m.observe_link(8000, Some(2_000_000));
+        assert_eq!(m.target(), Duration::from_millis(5));
+        let mut m = CodelMarker::new(CodelConfig::default());
+        m.observe_link(8000, Some(2_000_000));
+        assert_eq!(m.target(), Duration::from_millis(32));
+    }
 
     /// Dequeues one packet per ms with a constant 10 ms sojourn and returns
     /// the times (ms) of the marks up to `end_ms`.

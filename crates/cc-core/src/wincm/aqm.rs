@@ -13,6 +13,9 @@ pub struct MultiMarkConfig {
     /// Time above target before congestion is declared (paper text 110 ms;
     /// 100 ms as CoDel/PCON by default, docs/algorithms.md §5.4).
     pub interval: Duration,
+    /// Raise `target` to one largest-packet time on slow links
+    /// ([`crate::codel::link_target`]) [D]; off, `target` stands as given.
+    pub packet_time_target: bool,
 }
 
 impl Default for MultiMarkConfig {
@@ -20,6 +23,19 @@ impl Default for MultiMarkConfig {
         MultiMarkConfig {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(100),
+            packet_time_target: true,
+        }
+    }
+}
+
+impl MultiMarkConfig {
+    /// Algorithm 1 with the paper's constants: 5 ms, 110 ms, the target
+    /// never raised.
+    pub fn paper() -> Self {
+        MultiMarkConfig {
+            target: Duration::from_millis(5),
+            interval: Duration::from_millis(110),
+            packet_time_target: false,
         }
     }
 }
@@ -70,8 +86,13 @@ impl MultiMarkCodel {
     /// (see [`crate::codel::link_target`]).
     pub fn observe_link(&mut self, packet_bytes: usize, capacity_bps: Option<u64>) {
         self.largest_packet_bytes = self.largest_packet_bytes.max(packet_bytes);
-        self.target =
-            crate::codel::link_target(self.cfg.target, self.largest_packet_bytes, capacity_bps);
+        if self.cfg.packet_time_target {
+            self.target = crate::codel::link_target(
+                self.cfg.target,
+                self.largest_packet_bytes,
+                capacity_bps,
+            );
+        }
     }
 
     /// Reports the dequeue of a packet that waited `sojourn`; returns

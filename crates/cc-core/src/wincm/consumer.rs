@@ -58,6 +58,22 @@ pub struct WincmConsumerConfig {
     pub disable_cwa: bool,
     /// RTO estimator parameters.
     pub rtt: RttConfig,
+    /// The first mark of an episode sets ssthresh to half the window it
+    /// found (Reno's rule, docs/algorithms.md §5.2) [D]; Algorithm 2 sets
+    /// it only on timeouts and Nacks.
+    pub mark_ends_slow_start: bool,
+}
+
+impl WincmConsumerConfig {
+    /// Algorithm 2 with the paper's constants: β = 4, ssthresh untouched
+    /// by marks.
+    pub fn paper() -> Self {
+        WincmConsumerConfig {
+            beta: 4.0,
+            mark_ends_slow_start: false,
+            ..WincmConsumerConfig::default()
+        }
+    }
 }
 
 impl Default for WincmConsumerConfig {
@@ -70,6 +86,7 @@ impl Default for WincmConsumerConfig {
             bic: BicConfig::default(),
             disable_cwa: false,
             rtt: RttConfig::default(),
+            mark_ends_slow_start: true,
         }
     }
 }
@@ -135,7 +152,9 @@ impl WincmConsumer {
             // RTT while cwnd < ssthresh, and Algorithm 2 never sets
             // ssthresh on a mark. Reno's rule: half the window the
             // episode found, whatever the marks then take off.
-            self.bic.ssthresh = self.core.cwnd * self.bic.cfg.reno_beta;
+            if self.cfg.mark_ends_slow_start {
+                self.bic.ssthresh = self.core.cwnd * self.bic.cfg.reno_beta;
+            }
         }
         self.core.cwnd = (self.core.cwnd - self.cfg.beta).max(self.cfg.init_cwnd);
         self.bic.min_win = self.core.cwnd;
@@ -205,6 +224,36 @@ mod tests {
             congestion_mark: mark,
             ..DataFeedback::default()
         }
+    }
+
+    /// Tuned: a mark ends slow start (Reno's rule); the paper's Algorithm
+    /// 2 leaves ssthresh alone, so after the episode a small window doubles
+    /// per RTT again.
+    #[test]
+    fn a_mark_ends_slow_start_only_in_the_tuned_profile() {
+        let t = Timestamp::from_millis(1);
+        let after_episode = |cfg: WincmConsumerConfig| {
+            let mut c = WincmConsumer::new(cfg);
+            for _ in 0..7 {
+                c.on_data(t, &data(0)); // slow start: 1 → 8
+            }
+            c.on_data(t, &data(1)); // 8 − β
+            let w = c.cwnd();
+            c.on_data(t, &data(0));
+            c.on_data(t, &data(0));
+            for _ in 0..8 {
+                c.on_data(t, &data(0)); // leave the episode
+            }
+            let w_before = c.cwnd();
+            c.on_data(t, &data(0));
+            (w, c.cwnd() - w_before)
+        };
+        let (w_tuned, step_tuned) = after_episode(WincmConsumerConfig::default());
+        assert!((w_tuned - 6.5).abs() < 1e-12);
+        assert!(step_tuned < 0.5, "congestion avoidance: {step_tuned}");
+        let (w_paper, step_paper) = after_episode(WincmConsumerConfig::paper());
+        assert!((w_paper - 4.0).abs() < 1e-12);
+        assert_eq!(step_paper, 1.0, "slow start again");
     }
 
     #[test]

@@ -60,6 +60,18 @@ pub struct UiwConfig {
     pub prefer_unsaturated: bool,
 }
 
+impl UiwConfig {
+    /// Algorithm 3 with the paper's constants: d = 1.5, eq. 3's roulette
+    /// over every eligible face.
+    pub fn paper() -> Self {
+        UiwConfig {
+            d: 1.5,
+            prefer_unsaturated: false,
+            ..UiwConfig::default()
+        }
+    }
+}
+
 impl Default for UiwConfig {
     fn default() -> Self {
         UiwConfig {

@@ -29,6 +29,7 @@ impl Wincm {
             markers: FaceMarkers::new(MarkerLaw::MultiMark(MultiMarkConfig {
                 target: Duration::from_millis(cfg.wincm.target_ms),
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
+                ..MultiMarkConfig::default()
             })),
             ids: Vec::new(),
             uiw: UiwTable::new(
