@@ -292,7 +292,7 @@ fn an_idle_face_earns_no_burst() {
                 sent_at.push(now);
             }
         }
-        now = now + Duration::from_millis(1);
+        now += Duration::from_millis(1);
     }
     let gaps_ms: Vec<u64> = sent_at
         .windows(2)

@@ -87,11 +87,8 @@ impl MultiMarkCodel {
     pub fn observe_link(&mut self, packet_bytes: usize, capacity_bps: Option<u64>) {
         self.largest_packet_bytes = self.largest_packet_bytes.max(packet_bytes);
         if self.cfg.packet_time_target {
-            self.target = crate::codel::link_target(
-                self.cfg.target,
-                self.largest_packet_bytes,
-                capacity_bps,
-            );
+            self.target =
+                crate::codel::link_target(self.cfg.target, self.largest_packet_bytes, capacity_bps);
         }
     }
 
