@@ -13,9 +13,6 @@ pub struct MultiMarkConfig {
     /// Time above target before congestion is declared (paper text 110 ms;
     /// 100 ms as CoDel/PCON by default, docs/algorithms.md §5.4).
     pub interval: Duration,
-    /// Raise `target` to one largest-packet time on slow links
-    /// ([`crate::codel::link_target`]) [D]; off, `target` stands as given.
-    pub packet_time_target: bool,
 }
 
 impl Default for MultiMarkConfig {
@@ -23,19 +20,16 @@ impl Default for MultiMarkConfig {
         MultiMarkConfig {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(100),
-            packet_time_target: true,
         }
     }
 }
 
 impl MultiMarkConfig {
-    /// Algorithm 1 with the paper's constants: 5 ms, 110 ms, the target
-    /// never raised.
+    /// Algorithm 1 with the paper's constants: 5 ms, 110 ms.
     pub fn paper() -> Self {
         MultiMarkConfig {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(110),
-            packet_time_target: false,
         }
     }
 }
@@ -53,10 +47,6 @@ pub struct MultiMarkStats {
 #[derive(Debug, Clone)]
 pub struct MultiMarkCodel {
     cfg: MultiMarkConfig,
-    /// `cfg.target` raised to one largest-packet time
-    /// ([`crate::codel::link_target`]).
-    target: Duration,
-    largest_packet_bytes: usize,
     first_above: Option<Timestamp>,
     first_sojourn: Duration,
     over_interval: bool,
@@ -70,8 +60,6 @@ impl MultiMarkCodel {
     pub fn new(cfg: MultiMarkConfig) -> Self {
         MultiMarkCodel {
             cfg,
-            target: cfg.target,
-            largest_packet_bytes: 0,
             first_above: None,
             first_sojourn: Duration::ZERO,
             over_interval: false,
@@ -81,21 +69,10 @@ impl MultiMarkCodel {
         }
     }
 
-    /// The link under the queue: a packet of `packet_bytes` is leaving at
-    /// `capacity_bps`; the target becomes at least one largest-packet time
-    /// (see [`crate::codel::link_target`]).
-    pub fn observe_link(&mut self, packet_bytes: usize, capacity_bps: Option<u64>) {
-        self.largest_packet_bytes = self.largest_packet_bytes.max(packet_bytes);
-        if self.cfg.packet_time_target {
-            self.target =
-                crate::codel::link_target(self.cfg.target, self.largest_packet_bytes, capacity_bps);
-        }
-    }
-
     /// Reports the dequeue of a packet that waited `sojourn`; returns
     /// whether to mark it (CongestionMark = 1 on the Data).
     pub fn on_dequeue(&mut self, now: Timestamp, sojourn: Duration) -> bool {
-        if sojourn <= self.target {
+        if sojourn <= self.cfg.target {
             self.first_above = None;
             self.over_interval = false;
         } else {

@@ -49,16 +49,14 @@ impl Marker {
         sojourn: Duration,
         backlog_bytes: usize,
         packet_bytes: usize,
-        capacity_bps: Option<u64>,
         per_flow: bool,
     ) -> bool {
         match self {
             Marker::Codel(c) => {
-                c.observe_link(packet_bytes, capacity_bps);
+                c.observe_packet(packet_bytes);
                 c.on_dequeue(now, sojourn, backlog_bytes)
             }
             Marker::MultiMark(m) => {
-                m.observe_link(packet_bytes, capacity_bps);
                 // Algorithm 1 has no MTU rule; per flow it takes CoDel's
                 // (on the face's backlog, see the module doc), or a flow is
                 // marked for the last packet it sent while the link idles.
@@ -134,7 +132,6 @@ impl FaceMarker {
                         sojourn,
                         view.stats.data_bytes,
                         packet_bytes,
-                        view.capacity_bps,
                         true,
                     )
             }
@@ -143,7 +140,6 @@ impl FaceMarker {
                 sojourn,
                 view.stats.data_bytes,
                 packet_bytes,
-                view.capacity_bps,
                 false,
             ),
         }
