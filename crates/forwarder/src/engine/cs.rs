@@ -3,17 +3,23 @@
 //! Entries are keyed by the Data name's TLV-VALUE bytes in a B-tree. Because
 //! a name prefix is a byte prefix ending on a component boundary, all names
 //! under a prefix form one contiguous byte-ordered range: exact lookups and
-//! CanBePrefix lookups use the same tree. LRU order is an intrusive list over
-//! a slab, so a hit or an eviction allocates nothing.
+//! CanBePrefix lookups use the same tree. Exact lookups go through a hash
+//! table of slab indices whose entries keep their name's hash, so evicting
+//! finds its hash slot by index without reading the evicted name (a cold
+//! packet buffer once the store is large). LRU order is an intrusive list
+//! over the slab, so a hit or an eviction allocates nothing.
 //!
 //! One entry per name: a newer Data with the same name replaces the old one.
 
 use std::collections::BTreeMap;
 
+use core::hash::BuildHasher;
+
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
+use hashbrown::HashTable;
 
-use super::hash::{Map, SeededState};
+use super::hash::SeededState;
 
 const NIL: u32 = u32::MAX;
 
@@ -47,6 +53,8 @@ const MAX_PREFIX_SCAN: usize = 256;
 #[derive(Debug, Clone)]
 struct Entry {
     key: Bytes,
+    /// Hash of `key` under the store's hasher.
+    hash: u64,
     wire: Bytes,
     fresh_until: Timestamp,
     prev: u32,
@@ -71,8 +79,9 @@ pub struct CsQuery<'a> {
 pub struct ContentStore {
     /// Byte-ordered index, for CanBePrefix range scans.
     index: BTreeMap<OrdKey, u32>,
-    /// Hash index, for the common exact-name lookup.
-    exact: Map<Bytes, u32>,
+    /// Hash index of slab indices, for the common exact-name lookup.
+    exact: HashTable<u32>,
+    hasher: SeededState,
     slots: Vec<Option<Entry>>,
     free: Vec<u32>,
     head: u32,
@@ -87,7 +96,8 @@ impl ContentStore {
     pub fn new(max_packets: usize, max_bytes: usize, hasher: SeededState) -> Self {
         ContentStore {
             index: BTreeMap::new(),
-            exact: Map::with_hasher(hasher),
+            exact: HashTable::new(),
+            hasher,
             slots: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -148,12 +158,27 @@ impl ContentStore {
         self.head = i;
     }
 
+    /// Slab index of the entry named `name_value`, if stored.
+    fn find_exact(&self, name_value: &[u8]) -> Option<u32> {
+        let hash = self.hasher.hash_one(name_value);
+        let slots = &self.slots;
+        self.exact
+            .find(hash, |&i| {
+                slots[i as usize]
+                    .as_ref()
+                    .is_some_and(|e| e.key[..] == *name_value)
+            })
+            .copied()
+    }
+
     fn remove_slot(&mut self, i: u32) {
         self.unlink(i);
         if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
             self.bytes -= e.wire.len();
             self.index.remove(&OrdKey::new(e.key.clone()));
-            self.exact.remove(&e.key);
+            if let Ok(h) = self.exact.find_entry(e.hash, |&j| j == i) {
+                h.remove();
+            }
             self.free.push(i);
         }
     }
@@ -171,7 +196,7 @@ impl ContentStore {
             return;
         }
         let fresh_until = now + freshness.unwrap_or(Duration::ZERO);
-        if let Some(&i) = self.exact.get(&name_value) {
+        if let Some(i) = self.find_exact(&name_value) {
             self.remove_slot(i);
         }
         while self.index.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
@@ -181,8 +206,10 @@ impl ContentStore {
             }
             self.remove_slot(t);
         }
+        let hash = self.hasher.hash_one(&name_value[..]);
         let entry = Entry {
             key: name_value.clone(),
+            hash,
             wire,
             fresh_until,
             prev: NIL,
@@ -199,8 +226,11 @@ impl ContentStore {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.index.insert(OrdKey::new(name_value.clone()), i);
-        self.exact.insert(name_value, i);
+        self.index.insert(OrdKey::new(name_value), i);
+        let slots = &self.slots;
+        self.exact.insert_unique(hash, i, |&j| {
+            slots[j as usize].as_ref().map_or(0, |e| e.hash)
+        });
         self.push_front(i);
     }
 
@@ -232,7 +262,7 @@ impl ContentStore {
             }
             hit
         } else {
-            let i = *self.exact.get(q.name_value)?;
+            let i = self.find_exact(q.name_value)?;
             self.entry(i)
                 .is_some_and(|e| usable(e, &mut digest_of))
                 .then_some(i)
