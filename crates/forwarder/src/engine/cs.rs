@@ -26,22 +26,28 @@ const NIL: u32 = u32::MAX;
 /// Bytes of a name kept inline in the ordered index.
 const HEAD: usize = 32;
 
-/// Ordered-index key: the first [`HEAD`] bytes inline (zero padded), then the
-/// whole value. Comparing heads first orders keys exactly as comparing the
-/// values (a zero pad sorts before any byte, like the end of a shorter
-/// value), but most comparisons stay inside the B-tree node instead of
-/// dereferencing a cold packet buffer.
+/// Ordered-index key: the first [`HEAD`] bytes inline (zero padded, as
+/// big-endian words), then the whole value. Comparing heads first orders
+/// keys exactly as comparing the values (a zero pad sorts before any byte,
+/// like the end of a shorter value; big-endian words compare like their
+/// bytes), but most comparisons are four integer compares inside the
+/// B-tree node instead of a `memcmp` call or a cold packet buffer.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct OrdKey {
-    head: [u8; HEAD],
+    head: [u64; HEAD / 8],
     full: Bytes,
 }
 
 impl OrdKey {
     fn new(full: Bytes) -> OrdKey {
-        let mut head = [0u8; HEAD];
+        let mut bytes = [0u8; HEAD];
         let n = full.len().min(HEAD);
-        head[..n].copy_from_slice(&full[..n]);
+        bytes[..n].copy_from_slice(&full[..n]);
+        let head = core::array::from_fn(|w| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[w * 8..w * 8 + 8]);
+            u64::from_be_bytes(b)
+        });
         OrdKey { head, full }
     }
 }
