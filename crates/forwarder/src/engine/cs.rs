@@ -181,7 +181,7 @@ impl ContentStore {
         self.unlink(i);
         if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
             self.bytes -= e.wire.len();
-            self.index.remove(&OrdKey::new(e.key.clone()));
+            self.index.remove(&OrdKey::new(e.key));
             if let Ok(h) = self.exact.find_entry(e.hash, |&j| j == i) {
                 h.remove();
             }
