@@ -19,7 +19,7 @@ use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use hashbrown::HashTable;
 
-use super::hash::SeededState;
+use super::hash::{bytes_eq, SeededState};
 
 const NIL: u32 = u32::MAX;
 
@@ -172,7 +172,7 @@ impl ContentStore {
             .find(hash, |&i| {
                 slots[i as usize]
                     .as_ref()
-                    .is_some_and(|e| e.key[..] == *name_value)
+                    .is_some_and(|e| bytes_eq(&e.key, name_value))
             })
             .copied()
     }
