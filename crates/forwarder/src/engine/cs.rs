@@ -243,9 +243,10 @@ impl ContentStore {
         };
         self.index.insert(OrdKey::new(name_value), i);
         let slots = &self.slots;
-        self.exact.insert_unique(hash, (i, hash_tag(hash)), |&(j, _)| {
-            slots[j as usize].as_ref().map_or(0, |e| e.hash)
-        });
+        self.exact
+            .insert_unique(hash, (i, hash_tag(hash)), |&(j, _)| {
+                slots[j as usize].as_ref().map_or(0, |e| e.hash)
+            });
         self.push_front(i);
     }
 
