@@ -31,14 +31,20 @@ pub struct Outcome {
 }
 
 /// Runs `exchanges` exchanges through `fwd` with `window` in flight; names
-/// are `prefix/<seq>`, so every one misses the CS and crosses the PIT.
+/// are `prefix/f<seq mod flows>/<seq>`, so every one misses the CS and
+/// crosses the PIT, and the window is spread over `flows` flows (name minus
+/// last component, the flow key of QSCCP, PCON and WinCM).
 pub fn run(
     port: &mut Port,
     fwd: SocketAddr,
     prefix: &Name,
     exchanges: u64,
     window: usize,
+    flows: u64,
 ) -> Outcome {
+    let flow_prefixes: Vec<Name> = (0..flows.max(1))
+        .map(|f| prefix.append(Component::generic(format!("f{f}").into_bytes())))
+        .collect();
     let drops0 = port.kernel_drops();
     let mut next_seq: u64 = 0;
     let (mut received, mut lost, mut nacked) = (0u64, 0u64, 0u64);
@@ -52,7 +58,8 @@ pub fn run(
     while received + lost + nacked < exchanges {
         pkts.clear();
         while in_flight < window && next_seq < exchanges {
-            let mut i = Interest::new(prefix.append(Component::sequence_num(next_seq)));
+            let flow = &flow_prefixes[(next_seq % flow_prefixes.len() as u64) as usize];
+            let mut i = Interest::new(flow.append(Component::sequence_num(next_seq)));
             nonce = nonce.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             i.nonce = Some(nonce);
             i.lifetime = Some(LIFETIME);

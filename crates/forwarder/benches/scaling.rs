@@ -12,7 +12,8 @@
 //! `cargo bench -p icn-forwarder --bench scaling -- --quick [AXIS]`, e.g.
 //! `scaling/fib`. Table fills for the 1 M points take seconds each. On a
 //! loaded machine, `ICN_SCALING_ROUNDS=7 cargo bench -p icn-forwarder
-//! --bench scaling` runs the points interleaved instead (see [`interleaved`]).
+//! --bench scaling` runs the points interleaved instead (see [`interleaved`];
+//! `ICN_SCALING_AXES=cs,pit` limits it to some axes).
 
 use std::time::{Duration as StdDuration, Instant};
 
@@ -248,7 +249,15 @@ fn interleaved(rounds: usize, n: u64) {
     println!(
         "axis\tvalue\twall_min\twall_median\twall_max\tcpu_min\tcpu_median\t(ns/exchange; {rounds} rounds of {n})"
     );
+    // `ICN_SCALING_AXES=cs,pit` keeps only the named axes.
+    let only = std::env::var("ICN_SCALING_AXES").ok();
     for (name_, points) in axes() {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|a| name_.ends_with(a)))
+        {
+            continue;
+        }
         let mut rigs: Vec<(usize, Rig)> = points.iter().map(|&(x, p)| (x, Rig::new(p))).collect();
         let mut ns: Vec<Vec<f64>> = vec![Vec::new(); rigs.len()];
         let mut cpu_ns = ns.clone();

@@ -3,41 +3,58 @@
 //! Entries are keyed by the Data name's TLV-VALUE bytes in a B-tree. Because
 //! a name prefix is a byte prefix ending on a component boundary, all names
 //! under a prefix form one contiguous byte-ordered range: exact lookups and
-//! CanBePrefix lookups use the same tree. LRU order is an intrusive list over
-//! a slab, so a hit or an eviction allocates nothing.
+//! CanBePrefix lookups use the same tree. Exact lookups go through a hash
+//! table of slab indices whose entries keep their name's hash, so evicting
+//! finds its hash slot by index without reading the evicted name (a cold
+//! packet buffer once the store is large). LRU order is an intrusive list
+//! over the slab, so a hit or an eviction allocates nothing.
 //!
 //! One entry per name: a newer Data with the same name replaces the old one.
 
 use std::collections::BTreeMap;
 
+use core::hash::BuildHasher;
+
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
+use hashbrown::HashTable;
 
-use super::hash::{Map, SeededState};
+use super::hash::{bytes_eq, SeededState};
 
 const NIL: u32 = u32::MAX;
 
 /// Bytes of a name kept inline in the ordered index.
 const HEAD: usize = 32;
 
-/// Ordered-index key: the first [`HEAD`] bytes inline (zero padded), then the
-/// whole value. Comparing heads first orders keys exactly as comparing the
-/// values (a zero pad sorts before any byte, like the end of a shorter
-/// value), but most comparisons stay inside the B-tree node instead of
-/// dereferencing a cold packet buffer.
+/// Ordered-index key: the first [`HEAD`] bytes inline (zero padded, as
+/// big-endian words), then the whole value. Comparing heads first orders
+/// keys exactly as comparing the values (a zero pad sorts before any byte,
+/// like the end of a shorter value; big-endian words compare like their
+/// bytes), but most comparisons are four integer compares inside the
+/// B-tree node instead of a `memcmp` call or a cold packet buffer.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct OrdKey {
-    head: [u8; HEAD],
+    head: [u64; HEAD / 8],
     full: Bytes,
 }
 
 impl OrdKey {
     fn new(full: Bytes) -> OrdKey {
-        let mut head = [0u8; HEAD];
+        let mut bytes = [0u8; HEAD];
         let n = full.len().min(HEAD);
-        head[..n].copy_from_slice(&full[..n]);
+        bytes[..n].copy_from_slice(&full[..n]);
+        let head = core::array::from_fn(|w| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[w * 8..w * 8 + 8]);
+            u64::from_be_bytes(b)
+        });
         OrdKey { head, full }
     }
+}
+
+/// The upper half of a name's hash, kept beside its slab index.
+fn hash_tag(hash: u64) -> u32 {
+    (hash >> 32) as u32
 }
 
 /// Most entries one CanBePrefix lookup inspects before giving up; bounds the
@@ -47,6 +64,8 @@ const MAX_PREFIX_SCAN: usize = 256;
 #[derive(Debug, Clone)]
 struct Entry {
     key: Bytes,
+    /// Hash of `key` under the store's hasher.
+    hash: u64,
     wire: Bytes,
     fresh_until: Timestamp,
     prev: u32,
@@ -71,8 +90,12 @@ pub struct CsQuery<'a> {
 pub struct ContentStore {
     /// Byte-ordered index, for CanBePrefix range scans.
     index: BTreeMap<OrdKey, u32>,
-    /// Hash index, for the common exact-name lookup.
-    exact: Map<Bytes, u32>,
+    /// Hash index of (slab index, upper half of the name's hash), for the
+    /// common exact-name lookup. The hash half rules out the table's 7-bit
+    /// tag collisions (~1 lookup in 8 at this load) without reading the
+    /// cold slot and name.
+    exact: HashTable<(u32, u32)>,
+    hasher: SeededState,
     slots: Vec<Option<Entry>>,
     free: Vec<u32>,
     head: u32,
@@ -87,7 +110,8 @@ impl ContentStore {
     pub fn new(max_packets: usize, max_bytes: usize, hasher: SeededState) -> Self {
         ContentStore {
             index: BTreeMap::new(),
-            exact: Map::with_hasher(hasher),
+            exact: HashTable::new(),
+            hasher,
             slots: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -148,12 +172,28 @@ impl ContentStore {
         self.head = i;
     }
 
+    /// Slab index of the entry named `name_value`, if stored.
+    fn find_exact(&self, name_value: &[u8]) -> Option<u32> {
+        let hash = self.hasher.hash_one(name_value);
+        let slots = &self.slots;
+        self.exact
+            .find(hash, |&(i, tag)| {
+                tag == hash_tag(hash)
+                    && slots[i as usize]
+                        .as_ref()
+                        .is_some_and(|e| bytes_eq(&e.key, name_value))
+            })
+            .map(|&(i, _)| i)
+    }
+
     fn remove_slot(&mut self, i: u32) {
         self.unlink(i);
         if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
             self.bytes -= e.wire.len();
-            self.index.remove(&OrdKey::new(e.key.clone()));
-            self.exact.remove(&e.key);
+            self.index.remove(&OrdKey::new(e.key));
+            if let Ok(h) = self.exact.find_entry(e.hash, |&(j, _)| j == i) {
+                h.remove();
+            }
             self.free.push(i);
         }
     }
@@ -171,7 +211,7 @@ impl ContentStore {
             return;
         }
         let fresh_until = now + freshness.unwrap_or(Duration::ZERO);
-        if let Some(&i) = self.exact.get(&name_value) {
+        if let Some(i) = self.find_exact(&name_value) {
             self.remove_slot(i);
         }
         while self.index.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
@@ -181,8 +221,10 @@ impl ContentStore {
             }
             self.remove_slot(t);
         }
+        let hash = self.hasher.hash_one(&name_value[..]);
         let entry = Entry {
             key: name_value.clone(),
+            hash,
             wire,
             fresh_until,
             prev: NIL,
@@ -199,8 +241,12 @@ impl ContentStore {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.index.insert(OrdKey::new(name_value.clone()), i);
-        self.exact.insert(name_value, i);
+        self.index.insert(OrdKey::new(name_value), i);
+        let slots = &self.slots;
+        self.exact
+            .insert_unique(hash, (i, hash_tag(hash)), |&(j, _)| {
+                slots[j as usize].as_ref().map_or(0, |e| e.hash)
+            });
         self.push_front(i);
     }
 
@@ -232,7 +278,7 @@ impl ContentStore {
             }
             hit
         } else {
-            let i = *self.exact.get(q.name_value)?;
+            let i = self.find_exact(q.name_value)?;
             self.entry(i)
                 .is_some_and(|e| usable(e, &mut digest_of))
                 .then_some(i)

@@ -24,6 +24,7 @@ mod pipeline_data;
 pub mod pit;
 pub mod queue;
 pub mod strategy;
+mod timer_queue;
 
 pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
 pub use cc_hooks::{CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc};

@@ -5,9 +5,12 @@
 //! hash probe per candidate depth. A per-depth occupancy count skips depths
 //! that hold no entry (the FIB usually spans only a few depths).
 
-use bytes::Bytes;
+use core::hash::BuildHasher;
 
-use super::hash::{Map, SeededState};
+use bytes::Bytes;
+use hashbrown::HashTable;
+
+use super::hash::{bytes_eq, SeededState};
 
 /// Deepest prefix a FIB or strategy entry may have (NFD `NameTree::getMaxDepth`).
 pub const MAX_DEPTH: usize = 32;
@@ -101,9 +104,14 @@ pub enum TableInsertError {
 }
 
 /// A bounded map from name prefixes to `T` with longest-prefix match.
+///
+/// A hash table of `(prefix, depth, T)` probed with the table's hasher and
+/// [`bytes_eq`], so a lookup compares keys inline rather than through
+/// `memcmp`.
 #[derive(Debug, Clone)]
 pub struct PrefixTable<T> {
-    map: Map<Bytes, (u8, T)>,
+    map: HashTable<(Bytes, u8, T)>,
+    hasher: SeededState,
     depth_count: [u32; MAX_DEPTH + 1],
     max_entries: usize,
 }
@@ -112,7 +120,8 @@ impl<T> PrefixTable<T> {
     /// Creates an empty table holding at most `max_entries` prefixes.
     pub fn new(max_entries: usize, hasher: SeededState) -> Self {
         PrefixTable {
-            map: Map::with_hasher(hasher),
+            map: HashTable::new(),
+            hasher,
             depth_count: [0; MAX_DEPTH + 1],
             max_entries,
         }
@@ -128,14 +137,25 @@ impl<T> PrefixTable<T> {
         self.map.is_empty()
     }
 
+    fn find(&self, prefix_value: &[u8]) -> Option<&(Bytes, u8, T)> {
+        let hash = self.hasher.hash_one(prefix_value);
+        self.map.find(hash, |(k, _, _)| bytes_eq(k, prefix_value))
+    }
+
+    fn find_mut(&mut self, prefix_value: &[u8]) -> Option<&mut (Bytes, u8, T)> {
+        let hash = self.hasher.hash_one(prefix_value);
+        self.map
+            .find_mut(hash, |(k, _, _)| bytes_eq(k, prefix_value))
+    }
+
     /// The entry for exactly this prefix.
     pub fn get(&self, prefix_value: &[u8]) -> Option<&T> {
-        self.map.get(prefix_value).map(|(_, t)| t)
+        self.find(prefix_value).map(|(_, _, t)| t)
     }
 
     /// Mutable entry for exactly this prefix.
     pub fn get_mut(&mut self, prefix_value: &[u8]) -> Option<&mut T> {
-        self.map.get_mut(prefix_value).map(|(_, t)| t)
+        self.find_mut(prefix_value).map(|(_, _, t)| t)
     }
 
     /// Returns the entry for `prefix_value`, creating it with `make` when absent.
@@ -144,7 +164,7 @@ impl<T> PrefixTable<T> {
         prefix_value: &Bytes,
         make: impl FnOnce() -> T,
     ) -> Result<&mut T, TableInsertError> {
-        if !self.map.contains_key(prefix_value.as_ref()) {
+        if self.find(prefix_value).is_none() {
             let ends = ComponentEnds::parse(prefix_value).ok_or(TableInsertError::BadPrefix)?;
             if ends.total() > MAX_DEPTH {
                 return Err(TableInsertError::BadPrefix);
@@ -154,17 +174,26 @@ impl<T> PrefixTable<T> {
             }
             let d = ends.depth();
             self.depth_count[d] += 1;
-            self.map.insert(prefix_value.clone(), (d as u8, make()));
+            let hasher = self.hasher;
+            let hash = hasher.hash_one(&prefix_value[..]);
+            self.map.insert_unique(
+                hash,
+                (prefix_value.clone(), d as u8, make()),
+                |(k, _, _)| hasher.hash_one(&k[..]),
+            );
         }
-        self.map
-            .get_mut(prefix_value.as_ref())
-            .map(|(_, t)| t)
+        self.get_mut(prefix_value)
             .ok_or(TableInsertError::BadPrefix)
     }
 
     /// Removes the entry for exactly this prefix.
     pub fn remove(&mut self, prefix_value: &[u8]) -> Option<T> {
-        let (d, t) = self.map.remove(prefix_value)?;
+        let hash = self.hasher.hash_one(prefix_value);
+        let entry = self
+            .map
+            .find_entry(hash, |(k, _, _)| bytes_eq(k, prefix_value))
+            .ok()?;
+        let ((_, d, t), _) = entry.remove();
         self.depth_count[usize::from(d)] -= 1;
         Some(t)
     }
@@ -178,7 +207,7 @@ impl<T> PrefixTable<T> {
             if self.depth_count[d] == 0 {
                 continue;
             }
-            if let Some((_, t)) = self.map.get(&name_value[..ends.end(d)]) {
+            if let Some((_, _, t)) = self.find(&name_value[..ends.end(d)]) {
                 return Some((d, t));
             }
         }
@@ -188,7 +217,7 @@ impl<T> PrefixTable<T> {
     /// Keeps only entries for which `keep` returns true.
     pub fn retain(&mut self, mut keep: impl FnMut(&Bytes, &mut T) -> bool) {
         let counts = &mut self.depth_count;
-        self.map.retain(|k, (d, t)| {
+        self.map.retain(|(k, d, t)| {
             let k2 = keep(k, t);
             if !k2 {
                 counts[usize::from(*d)] -= 1;
@@ -199,7 +228,7 @@ impl<T> PrefixTable<T> {
 
     /// All entries, in hash order (deterministic for a given seed).
     pub fn iter(&self) -> impl Iterator<Item = (&Bytes, &T)> {
-        self.map.iter().map(|(k, (_, t))| (k, t))
+        self.map.iter().map(|(k, _, t)| (k, t))
     }
 }
 

@@ -76,8 +76,6 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             let o = self.pit.get(id)?.out_record(face)?;
             Some(now.saturating_since(o.last_sent))
         });
-        let mut mark = lp.congestion_mark.unwrap_or(0);
-        let mut cc = lp.cc;
         // Congestion control books the Data as the link carried it: its LP
         // frame, header and CC fields included, the bytes the upstream's
         // pacer counted against the capacity. Booking the bare Data let
@@ -85,14 +83,22 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         // the ~40 header bytes are 3 %, more than the headroom left, and
         // the upstream's Data queue grew without bound (forwarder README).
         let link_bytes = lp.encoded_len();
-        self.cc
-            .data_received(now, face, &mut cc, &mut mark, link_bytes, rtt);
-        let in_lp = IncomingLp {
-            congestion_mark: mark,
-            cc,
+        // Built in place: the hook rewrites the fields where the strategy
+        // reads them (one copy of the 152-byte CcFields, not three).
+        let mut in_lp = IncomingLp {
+            congestion_mark: lp.congestion_mark.unwrap_or(0),
+            cc: lp.cc,
             bytes: link_bytes,
             is_nack: false,
         };
+        self.cc.data_received(
+            now,
+            face,
+            &mut in_lp.cc,
+            &mut in_lp.congestion_mark,
+            link_bytes,
+            rtt,
+        );
         self.scratch_sent.clear();
         for &id in &ids {
             self.scratch_actions.clear();

@@ -21,6 +21,7 @@ use super::budgets::spare;
 use super::face::FaceId;
 use super::hash::{Map, SeededState};
 use super::name_table::{ComponentEnds, MAX_DEPTH};
+use super::timer_queue::TimerQueue;
 
 const NIL: u32 = u32::MAX;
 
@@ -129,7 +130,7 @@ pub struct Pit {
     max_entries: usize,
     cbp_depth: [u32; MAX_DEPTH + 1],
     digest_entries: u32,
-    timers: BinaryHeap<Reverse<(Timestamp, u32, u32)>>,
+    timers: TimerQueue,
 }
 
 impl Pit {
@@ -145,7 +146,7 @@ impl Pit {
             max_entries,
             cbp_depth: [0; MAX_DEPTH + 1],
             digest_entries: 0,
-            timers: BinaryHeap::new(),
+            timers: TimerQueue::default(),
         }
     }
 
@@ -280,31 +281,26 @@ impl Pit {
         e.expiry = at;
         e.gen = e.gen.wrapping_add(1);
         let gen = e.gen;
-        self.timers.push(Reverse((at, id, gen)));
+        self.timers.push((at, id, gen));
         if self.timers.len() > 2 * self.max_entries.max(1024) {
             self.rebuild_timers();
         }
     }
 
     fn rebuild_timers(&mut self) {
-        let items: Vec<_> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.live)
-            .map(|(i, e)| Reverse((e.expiry, i as u32, e.gen)))
-            .collect();
-        self.timers = BinaryHeap::from(items);
+        let live = self.slots.iter().enumerate().filter(|(_, e)| e.live);
+        self.timers
+            .rebuild(live.map(|(i, e)| (e.expiry, i as u32, e.gen)));
     }
 
     /// Earliest armed expiry (may belong to a since-renewed entry).
     pub fn next_expiry(&self) -> Option<Timestamp> {
-        self.timers.peek().map(|Reverse((t, _, _))| *t)
+        self.timers.peek().map(|(t, _, _)| t)
     }
 
     /// Pops one entry whose expiry is at or before `now`.
     pub fn pop_expired(&mut self, now: Timestamp) -> Option<u32> {
-        while let Some(Reverse((t, id, gen))) = self.timers.peek().copied() {
+        while let Some((t, id, gen)) = self.timers.peek() {
             if t > now {
                 return None;
             }
