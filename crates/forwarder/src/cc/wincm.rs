@@ -29,7 +29,6 @@ impl Wincm {
             markers: FaceMarkers::new(MarkerLaw::MultiMark(MultiMarkConfig {
                 target: Duration::from_millis(cfg.wincm.target_ms),
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
-                ..MultiMarkConfig::default()
             })),
             ids: Vec::new(),
             uiw: UiwTable::new(
