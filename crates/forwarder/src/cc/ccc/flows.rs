@@ -308,6 +308,25 @@ impl CccFlows {
         self.flows.keys().filter(|(_, d)| *d == face).count()
     }
 
+    /// The pace at which `face` releases the Interests of (`prefix`,
+    /// `downstream`), None when the flow or that next hop is unknown.
+    pub(crate) fn hop_pace_ips(
+        &self,
+        prefix: u64,
+        downstream: FaceId,
+        face: FaceId,
+    ) -> Option<f64> {
+        self.flows
+            .get(&(prefix, downstream))?
+            .flow
+            .hop_pace_ips(face.0)
+    }
+
+    /// The cc-core parameters of the node's flows.
+    pub(crate) fn config(&self) -> &CccConfig {
+        &self.cfg
+    }
+
     /// The flow of (`prefix`, `downstream`), for tests and status.
     #[cfg(test)]
     pub(crate) fn flow(&self, prefix: u64, downstream: FaceId) -> Option<&CccFlow> {

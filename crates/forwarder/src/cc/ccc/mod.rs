@@ -5,22 +5,38 @@
 //! [`flows`]; this module connects it to the engine's hooks and strategy.
 
 mod flows;
+#[cfg(test)]
+mod pacing_tests;
 
 pub(crate) use flows::{ips_to_wire, wire_to_ips};
 
+use std::collections::BTreeMap;
+
+use cc_core::ccc::pacer::{InterestPacer, Paced};
 use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
 
 use super::config::CcConfig;
+use super::qsccp::flow_prefix_of;
 use super::scheme::{Decide, FaceFacts, SchemePart};
 use crate::engine::{
-    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PitEntry, QueueView,
+    Action, CcFaceStatus, FaceId, HookDequeue, IncomingInterest, InterestAdmission, OutPacket,
+    PitEntry, QueueView,
 };
 use flows::{Candidate, CccFlows};
+
+/// A flow in a face's pacer: (prefix, downstream face).
+type PacedFlow = (u64, FaceId);
+
+/// How long a flow's pacer state outlives its last Interest.
+const PACER_IDLE: Duration = Duration::from_secs(1);
 
 /// CCC on one node.
 pub(crate) struct Ccc {
     pub(crate) flows: CccFlows,
+    /// Per output face, the Interests of each flow waiting for their pace
+    /// (`p_o,k`, §IV-A).
+    pacers: BTreeMap<FaceId, InterestPacer<PacedFlow, OutPacket>>,
     /// Next hops and downstreams of the packet at hand (reused per packet).
     cands: Vec<Candidate>,
     downs: Vec<FaceId>,
@@ -30,6 +46,7 @@ impl Ccc {
     pub(crate) fn new(cfg: &CcConfig) -> Self {
         Ccc {
             flows: CccFlows::new(cfg.ccc.core(cfg.period())),
+            pacers: BTreeMap::new(),
             cands: Vec::new(),
             downs: Vec::new(),
         }
@@ -46,7 +63,47 @@ impl Ccc {
 impl SchemePart for Ccc {
     fn face_removed(&mut self, face: FaceId) -> usize {
         self.flows.face_removed(face);
-        0
+        self.pacers.remove(&face).map_or(0, |p| p.len())
+    }
+
+    /// An Interest of a known flow towards one of its next hops waits in
+    /// that face's pacer for the flow's pace there; a flow over its queue
+    /// bound is refused (the engine Nacks, reason Congestion).
+    fn admit_interest(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        pkt: OutPacket,
+        _facts: &FaceFacts,
+    ) -> Result<InterestAdmission, OutPacket> {
+        let cfg = *self.flows.config();
+        if !cfg.pace_interests {
+            return Err(pkt);
+        }
+        let key = (flow_prefix_of(&pkt.wire), pkt.ingress);
+        let Some(pace) = self.flows.hop_pace_ips(key.0, key.1, face) else {
+            return Err(pkt);
+        };
+        let pacer = self
+            .pacers
+            .entry(face)
+            .or_insert_with(|| InterestPacer::new(cfg.pacer));
+        Ok(match pacer.enqueue(now, key, pace, pkt) {
+            Ok(()) => InterestAdmission::Queued,
+            Err(pkt) => InterestAdmission::Rejected {
+                pkt,
+                cc: CcFields::default(),
+            },
+        })
+    }
+
+    fn dequeue_interest(&mut self, now: Timestamp, face: FaceId) -> Option<HookDequeue> {
+        let p = self.pacers.get_mut(&face)?;
+        Some(match p.dequeue(now) {
+            Paced::Item(pkt) => HookDequeue::Item(pkt),
+            Paced::NotBefore(t) => HookDequeue::NotBefore(t),
+            Paced::Empty => HookDequeue::Empty,
+        })
     }
 
     fn capacity_changed(&mut self, _now: Timestamp, face: FaceId, facts: &FaceFacts) {
@@ -77,6 +134,9 @@ impl SchemePart for Ccc {
     fn handle_timeout(&mut self, now: Timestamp) {
         if self.flows.poll_timeout().is_some_and(|t| t <= now) {
             self.flows.handle_timeout(now);
+            for p in self.pacers.values_mut() {
+                p.prune(now, PACER_IDLE);
+            }
         }
     }
 
