@@ -119,6 +119,16 @@ struct Bed {
     bins: Bins,
 }
 
+impl Drop for Bed {
+    /// `ICN_TESTBED_KEEP=1` keeps the configs and logs for a post-mortem.
+    fn drop(&mut self) {
+        if std::env::var_os("ICN_TESTBED_KEEP").is_some_and(|v| v != "0") {
+            self.dir.disable_cleanup(true);
+            eprintln!("testbed: kept configs and logs in {}", self.dir.path().display());
+        }
+    }
+}
+
 impl Bed {
     fn start(loss_br: f64, unicast: bool) -> Bed {
         let bins = bins().expect("testbed binaries");
