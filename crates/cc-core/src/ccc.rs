@@ -97,6 +97,12 @@ pub struct CccConfig {
     pub interest_pace: InterestPace,
     /// Bounds of the per-interface pacer.
     pub pacer: pacer::PacerConfig,
+    /// With pacing on, an Interest goes to the next hop whose pacer would
+    /// release it first, the round-robin pick on ties (tuned [D]); `false`
+    /// is Algorithm 2's split in proportion to the paces alone, which
+    /// queues an Interest behind one face's pace while another face's
+    /// constraint has room (docs/deviations.md, C8).
+    pub next_hop_by_room: bool,
 }
 
 /// The rate at which an output interface releases a flow's Interests.
@@ -155,6 +161,7 @@ impl Default for CccConfig {
             pace_interests: true,
             interest_pace: InterestPace::OutgoingPace,
             pacer: pacer::PacerConfig::default(),
+            next_hop_by_room: false,
         }
     }
 }
@@ -191,6 +198,7 @@ impl CccConfig {
             utilisation: 0.95,
             congestion_sojourn: Duration::from_millis(20),
             admit_equal_share: true,
+            next_hop_by_room: true,
             ..CccConfig::default()
         }
     }

@@ -169,6 +169,20 @@ impl<K: Ord + Copy, T> InterestPacer<K, T> {
     pub fn flow_len(&self, flow: K) -> usize {
         self.flows.get(&flow).map_or(0, |q| q.items.len())
     }
+
+    /// How long an Interest of `flow` queued at `now` at `pace_ips` would
+    /// wait before its release (zero with tokens in the bucket). Lets a
+    /// forwarder pick, among a flow's next hops, the one whose pacer has
+    /// room, rather than queue behind one while another could send.
+    pub fn wait(&self, now: Timestamp, flow: K, pace_ips: f64) -> Duration {
+        let Some(q) = self.flows.get(&flow) else {
+            return Duration::ZERO;
+        };
+        // The queued ones leave at next, next + gap, …; a new one after
+        // them (an idle bucket's refill only moves `next` earlier).
+        let n = u32::try_from(q.items.len()).unwrap_or(u32::MAX);
+        (q.next + gap(pace_ips) * n).saturating_since(now)
+    }
 }
 
 #[cfg(test)]
@@ -296,5 +310,24 @@ mod tests {
         assert!(q.flows.contains_key(&2), "idle for less than a second");
         q.prune(ms(6001), Duration::from_secs(1));
         assert!(!q.flows.contains_key(&2), "idle for longer");
+    }
+
+    /// The wait grows with the flow's backlog at its pace; an unknown
+    /// flow or a full bucket waits nothing.
+    #[test]
+    fn wait_counts_the_backlog_at_the_pace() {
+        let mut p: InterestPacer<u8, u32> = InterestPacer::new(PacerConfig::default());
+        assert_eq!(p.wait(ms(1000), 1, 10.0), Duration::ZERO);
+        // Burst 2 at 10/s: they leave at 1000, 1000, 1100, 1200; a fifth
+        // would leave at 1300.
+        for i in 0..4 {
+            p.enqueue(ms(1000), 1, 10.0, i).unwrap();
+        }
+        assert_eq!(p.wait(ms(1000), 1, 10.0), Duration::from_millis(300));
+        assert_eq!(p.dequeue(ms(1000)), Paced::Item(0));
+        assert_eq!(p.dequeue(ms(1000)), Paced::Item(1));
+        assert_eq!(p.wait(ms(1000), 1, 10.0), Duration::from_millis(300));
+        assert_eq!(p.wait(ms(1050), 1, 10.0), Duration::from_millis(250));
+        assert_eq!(p.wait(ms(1000), 2, 10.0), Duration::ZERO, "another flow");
     }
 }

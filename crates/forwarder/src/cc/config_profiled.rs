@@ -291,6 +291,9 @@ pub struct CccParams {
     /// The pacer's bucket holds at least this long at the flow's pace, ms
     /// (tuned 20, paper 0: two Interests).
     pub pacer_burst_ms: u64,
+    /// Send each Interest to the next hop whose pacer releases it first
+    /// (tuned) rather than by the paces' round robin alone (paper).
+    pub next_hop_by_room: bool,
 }
 
 impl CccParams {
@@ -312,6 +315,7 @@ impl CccParams {
             interest_pace: c.interest_pace,
             pacer_queue: c.pacer.max_queue,
             pacer_burst_ms: u64::try_from(c.pacer.burst_time.as_millis()).unwrap_or(u64::MAX),
+            next_hop_by_room: c.next_hop_by_room,
         }
     }
 
@@ -337,6 +341,7 @@ impl CccParams {
                 burst_time: Duration::from_millis(self.pacer_burst_ms),
                 ..CccConfig::for_profile(self.profile).pacer
             },
+            next_hop_by_room: self.next_hop_by_room,
             ..CccConfig::for_profile(self.profile)
         }
     }
@@ -357,6 +362,7 @@ profiled_params!(
         interest_pace: InterestPace,
         pacer_queue: usize,
         pacer_burst_ms: u64,
+        next_hop_by_room: bool,
     }
 );
 
@@ -379,6 +385,7 @@ mod tests {
         );
         assert!(tuned.ccc.admit_equal_share && tuned.ccc.reduction_floor_share == 0.5);
         assert_eq!(tuned.ccc.interest_pace, InterestPace::Constraint);
+        assert!(tuned.ccc.next_hop_by_room);
         assert_eq!(
             (tuned.qsccp.ds_rate_headroom, tuned.qsccp.dt_rate_headroom),
             (0.05, 0.03)
@@ -398,6 +405,7 @@ mod tests {
         assert_eq!(c.congestion_sojourn, Duration::ZERO);
         assert!(!c.admit_equal_share && c.reduction_floor_share == 0.0);
         assert_eq!(c.interest_pace, InterestPace::OutgoingPace);
+        assert!(!c.next_hop_by_room);
         assert_eq!(c.utilisation, 0.9, "a key given beside the profile wins");
         assert_eq!(paper.qsccp.ds_rate_headroom, 0.0);
         assert!(!paper.qsccp.dt_queue_factor && !paper.qsccp.rate_new_flows);

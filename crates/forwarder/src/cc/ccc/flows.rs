@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use cc_core::ccc::{producer_constraint_ips, CccConfig, CccFlow, CccSupervisor};
+use cc_core::ccc::{producer_constraint_ips, CccConfig, CccFlow, CccSupervisor, NextHop};
 use cc_core::{Duration, Timestamp};
 
 use crate::engine::FaceId;
@@ -320,6 +320,13 @@ impl CccFlows {
             .get(&(prefix, downstream))?
             .flow
             .hop_pace_ips(face.0)
+    }
+
+    /// The next hops of flow (`prefix`, `downstream`), none if untracked.
+    pub(crate) fn next_hops(&self, prefix: u64, downstream: FaceId) -> &[NextHop] {
+        self.flows
+            .get(&(prefix, downstream))
+            .map_or(&[], |e| e.flow.next_hops())
     }
 
     /// The cc-core parameters of the node's flows.

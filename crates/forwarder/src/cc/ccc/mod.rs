@@ -60,6 +60,50 @@ impl Ccc {
     }
 }
 
+impl Ccc {
+    /// Tuned (`next_hop_by_room`): among the flow's next hops with a pace,
+    /// the one whose pacer would release this Interest first; the
+    /// round-robin pick (`picked`) unless another is strictly sooner. Over
+    /// time each face still sends at most its pace; what changes is that
+    /// an Interest no longer waits behind one face while another has room.
+    fn roomiest_hop(
+        &self,
+        now: Timestamp,
+        prefix: u64,
+        downstream: FaceId,
+        picked: FaceId,
+        objective: f64,
+    ) -> (FaceId, f64) {
+        let cfg = self.flows.config();
+        let hops = self.flows.next_hops(prefix, downstream);
+        if !cfg.pace_interests || !cfg.next_hop_by_room || hops.len() < 2 {
+            return (picked, objective);
+        }
+        let wait = |face: FaceId| {
+            let pace = self
+                .flows
+                .hop_pace_ips(prefix, downstream, face)
+                .filter(|p| *p > 0.0)?;
+            Some(
+                self.pacers
+                    .get(&face)
+                    .map_or(Duration::ZERO, |p| p.wait(now, (prefix, downstream), pace)),
+            )
+        };
+        let Some(mut best_wait) = wait(picked) else {
+            return (picked, objective);
+        };
+        let mut best = (picked, objective);
+        for h in hops {
+            if let Some(w) = wait(FaceId(h.face)).filter(|w| *w < best_wait) {
+                best_wait = w;
+                best = (FaceId(h.face), h.objective_ips);
+            }
+        }
+        best
+    }
+}
+
 impl SchemePart for Ccc {
     fn face_removed(&mut self, face: FaceId) -> usize {
         self.flows.face_removed(face);
@@ -192,7 +236,9 @@ impl SchemePart for Ccc {
             .flows
             .on_interest(d.now, prefix, downstream, objective, &with_caps)
         {
-            Some((face, hop_objective)) => {
+            Some((picked, objective)) => {
+                let (face, hop_objective) =
+                    self.roomiest_hop(d.now, prefix, downstream, picked, objective);
                 let mut cc = cc_in;
                 cc.pace_objective_milli_ips = Some(ips_to_wire(hop_objective));
                 d.push(Action::ForwardCc { face, cc });
