@@ -223,6 +223,9 @@ impl Bed {
     /// The multicast source on S streaming `input`.
     fn source(&self, input: &Path) -> ChildGuard {
         let mut cmd = self.nodes[0].ns.command(self.bins.icnput.to_str().unwrap());
+        // A given RTT fixes the cycle at 200 ms: against the cubic flows a
+        // queue stands at B before the first probe, and a measured RTT
+        // would include it (docs/deviations.md, S2).
         cmd.args(["--multicast", GROUP, "--transport", &self.transport(0)])
             .args(["--rtt", "50", "--stats-json"])
             .arg(self.path("src.json"))
