@@ -124,7 +124,10 @@ impl Drop for Bed {
     fn drop(&mut self) {
         if std::env::var_os("ICN_TESTBED_KEEP").is_some_and(|v| v != "0") {
             self.dir.disable_cleanup(true);
-            eprintln!("testbed: kept configs and logs in {}", self.dir.path().display());
+            eprintln!(
+                "testbed: kept configs and logs in {}",
+                self.dir.path().display()
+            );
         }
     }
 }
