@@ -119,6 +119,19 @@ struct Bed {
     bins: Bins,
 }
 
+impl Drop for Bed {
+    /// `ICN_TESTBED_KEEP=1` keeps the configs and logs for a post-mortem.
+    fn drop(&mut self) {
+        if std::env::var_os("ICN_TESTBED_KEEP").is_some_and(|v| v != "0") {
+            self.dir.disable_cleanup(true);
+            eprintln!(
+                "testbed: kept configs and logs in {}",
+                self.dir.path().display()
+            );
+        }
+    }
+}
+
 impl Bed {
     fn start(loss_br: f64, unicast: bool) -> Bed {
         let bins = bins().expect("testbed binaries");
@@ -213,6 +226,9 @@ impl Bed {
     /// The multicast source on S streaming `input`.
     fn source(&self, input: &Path) -> ChildGuard {
         let mut cmd = self.nodes[0].ns.command(self.bins.icnput.to_str().unwrap());
+        // A given RTT fixes the cycle at 200 ms: against the cubic flows a
+        // queue stands at B before the first probe, and a measured RTT
+        // would include it (docs/deviations.md, S2).
         cmd.args(["--multicast", GROUP, "--transport", &self.transport(0)])
             .args(["--rtt", "50", "--stats-json"])
             .arg(self.path("src.json"))

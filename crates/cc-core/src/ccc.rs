@@ -41,7 +41,6 @@
 //! hops are chosen by smooth weighted round robin
 //! ([`CccFlow::next_hop_smooth`]) rather than at random.
 
-use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
 use crate::mircc::path::weighted_choice;
 use crate::rcp::{sanitize, DataSizeEstimate};
 use crate::time::{Duration, Timestamp};
@@ -86,6 +85,43 @@ pub struct CccConfig {
     /// only: with a deep buffer the queue then has to fill before anything
     /// is cut, and the drops stall consumers for an RTO.
     pub congestion_sojourn: Duration,
+    /// A flow's first constraint at a supervised interface is an equal
+    /// share of it ([`CccSupervisor::admit`]) [D]; `false` is the paper's
+    /// silence read as docs/algorithms.md §3.4 does: the flow passes on
+    /// `Σ p_i,k_max`, what its next hops allow, until the first supervision.
+    pub admit_equal_share: bool,
+    /// Each output interface paces every flow's Interests (§IV-A,
+    /// [`pacer`]); `false` only splits them by round robin (icnfwd before
+    /// the pacer existed, kept to measure what the pacer changes).
+    pub pace_interests: bool,
+    /// The rate an interface paces a flow at ([`InterestPace`]).
+    pub interest_pace: InterestPace,
+    /// Bounds of the per-interface pacer.
+    pub pacer: pacer::PacerConfig,
+    /// With pacing on, an Interest goes to the next hop whose pacer would
+    /// release it first, the round-robin pick on ties (tuned [D]); `false`
+    /// is Algorithm 2's split in proportion to the paces alone, which
+    /// queues an Interest behind one face's pace while another face's
+    /// constraint has room (docs/deviations.md, C8).
+    pub next_hop_by_room: bool,
+}
+
+/// The rate at which an output interface releases a flow's Interests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum InterestPace {
+    /// The paper: `p_o,k`, Algorithm 2's share of the incoming pace
+    /// measured over the last period (the constraint before any
+    /// measurement).
+    #[default]
+    OutgoingPace,
+    /// Eq. 10's bound itself, `p_i,k_max`: the pacer only enforces the
+    /// constraint, and a flow's growth is not held to last period's pace
+    /// (tuned [D]: paced at `p_o,k`, the dumbbell's consumers saw 104 ms
+    /// of queueing instead of 8 and 113 Nacks instead of 0, since the pace
+    /// measured over one period lags the offer; docs/deviations.md).
+    Constraint,
 }
 
 /// Readings of Algorithm 6 (pace augmentation).
@@ -122,6 +158,57 @@ impl Default for CccConfig {
             reduction_floor_share: 0.5,
             utilisation: 1.0,
             congestion_sojourn: Duration::ZERO,
+            admit_equal_share: true,
+            pace_interests: true,
+            interest_pace: InterestPace::OutgoingPace,
+            pacer: pacer::PacerConfig::default(),
+            next_hop_by_room: false,
+        }
+    }
+}
+
+impl CccConfig {
+    /// Algorithms 3-6 as printed (docs/algorithms.md §3): the spare share
+    /// of Algorithm 6, drops as the only congestion signal, the whole
+    /// capacity C shared, no floor on Algorithm 5's cut and no admission
+    /// share (a new flow passes on `Σ p_i,k_max`).
+    pub fn paper() -> Self {
+        CccConfig {
+            augmentation: Augmentation::SpareShare,
+            reduction_floor_share: 0.0,
+            utilisation: 1.0,
+            congestion_sojourn: Duration::ZERO,
+            admit_equal_share: false,
+            ..CccConfig::default()
+        }
+    }
+
+    /// icnfwd's forwarder defaults (docs/deviations.md, CCC rows): max-min
+    /// share augmentation, a 20 ms sojourn counted as congestion, η = 0.95,
+    /// the equal-share admission, the half-share floor on reductions and
+    /// Interests paced at the constraint rather than at last period's pace.
+    pub fn tuned() -> Self {
+        CccConfig {
+            interest_pace: InterestPace::Constraint,
+            pacer: pacer::PacerConfig {
+                burst_time: Duration::from_millis(20),
+                ..pacer::PacerConfig::default()
+            },
+            augmentation: Augmentation::MaxMinShare,
+            reduction_floor_share: 0.5,
+            utilisation: 0.95,
+            congestion_sojourn: Duration::from_millis(20),
+            admit_equal_share: true,
+            next_hop_by_room: true,
+            ..CccConfig::default()
+        }
+    }
+
+    /// The configuration of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
         }
     }
 }
@@ -396,6 +483,16 @@ impl CccFlow {
         Some(self.hops[best].face)
     }
 
+    /// The pace at which the output interface towards next hop `face`
+    /// releases this flow's Interests (`None`: not a next hop).
+    pub fn hop_pace_ips(&self, face: u64) -> Option<f64> {
+        let h = self.hops.iter().find(|h| h.face == face)?;
+        Some(match self.cfg.interest_pace {
+            InterestPace::OutgoingPace if h.pace_ips > EPS => h.pace_ips,
+            _ => h.constraint_ips,
+        })
+    }
+
     /// `p_i_obj`.
     pub fn objective_ips(&self) -> f64 {
         self.objective_ips
@@ -509,6 +606,9 @@ impl CccSupervisor {
     /// bring N × C back under C. [D]: the paper does not say what a flow
     /// gets before its first supervision.
     pub fn admit(&self, flow: &mut CccFlow, flows_before: usize) {
+        if !self.cfg.admit_equal_share {
+            return;
+        }
         let bits = flow.data_size.bytes() * 8.0;
         let share_ips = self.capacity_bps / (flows_before + 1) as f64 / bits;
         let agg = flow.aggregate_constraint_ips();
@@ -698,103 +798,10 @@ pub fn producer_constraint_ips(capacity_bps: f64, data_size_bytes: f64) -> f64 {
     }
 }
 
-/// Parameters of the CCC consumer.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(default))]
-pub struct CccConsumerConfig {
-    /// What the application wants (bit/s of Data).
-    pub target_rate_bps: f64,
-    /// Data size assumed before the first Data (bytes).
-    pub initial_data_size_bytes: f64,
-    /// EWMA gain of the Data size.
-    pub data_size_gain: f64,
-    /// Safety bound on Interests in flight.
-    pub max_outstanding: u32,
-    /// Interests in flight before the first Data (2): the consumer knows
-    /// no constraint yet, and pacing at the objective would blast up to
-    /// `max_outstanding` Interests into the path in the first RTT.
-    pub initial_window: u32,
-    /// Lowest pace the consumer falls to whatever constraint it hears
-    /// (1 Interest/s, or the objective if lower): a flow that stops sending
-    /// looks idle to the supervisors and would never be raised again.
-    pub min_pace_ips: f64,
-}
+mod consumer;
+pub mod pacer;
 
-impl Default for CccConsumerConfig {
-    fn default() -> Self {
-        CccConsumerConfig {
-            target_rate_bps: 10e6,
-            initial_data_size_bytes: 8400.0,
-            data_size_gain: 0.125,
-            max_outstanding: 10_000,
-            initial_window: 2,
-            min_pace_ips: 1.0,
-        }
-    }
-}
-
-/// CCC consumer: announces `objective = target rate / Data size` in its
-/// Interests and paces at `min(objective, latest constraint)`. Until the
-/// first Data it keeps `initial_window` Interests in flight; a path that
-/// stamps no constraint (no CCC forwarder) leaves it at the objective.
-#[derive(Debug, Clone)]
-pub struct CccConsumer {
-    cfg: CccConsumerConfig,
-    data_size: DataSizeEstimate,
-    constraint_ips: Option<f64>,
-    heard_data: bool,
-}
-
-impl CccConsumer {
-    /// A consumer with no constraint heard yet.
-    pub fn new(cfg: CccConsumerConfig) -> Self {
-        CccConsumer {
-            data_size: DataSizeEstimate::new(cfg.initial_data_size_bytes, cfg.data_size_gain),
-            cfg,
-            constraint_ips: None,
-            heard_data: false,
-        }
-    }
-    /// The objective to put in Interests (Interests/s).
-    pub fn objective_ips(&self) -> f64 {
-        sanitize(self.cfg.target_rate_bps) / (8.0 * self.data_size.bytes())
-    }
-    /// The latest constraint heard (Interests/s).
-    pub fn constraint_ips(&self) -> Option<f64> {
-        self.constraint_ips
-    }
-    /// The pace actually used (Interests/s).
-    pub fn pace_ips(&self) -> f64 {
-        let obj = self.objective_ips();
-        let floor = sanitize(self.cfg.min_pace_ips).min(obj);
-        self.constraint_ips.map_or(obj, |c| obj.min(c).max(floor))
-    }
-}
-
-impl ConsumerLaw for CccConsumer {
-    fn on_data(&mut self, _now: Timestamp, fb: &DataFeedback) {
-        self.heard_data = true;
-        self.data_size.sample(fb.data_size_bytes);
-        if let Some(c) = fb.pace_constraint_ips {
-            if c.is_finite() && c >= 0.0 {
-                self.constraint_ips = Some(c);
-            }
-        }
-    }
-
-    fn limit(&self) -> SendLimit {
-        if !self.heard_data {
-            return SendLimit::Window {
-                interests: f64::from(self.cfg.initial_window.max(1)),
-            };
-        }
-        SendLimit::Rate {
-            interests_per_sec: self.pace_ips(),
-            max_outstanding: self.cfg.max_outstanding,
-        }
-    }
-}
+pub use consumer::{CccConsumer, CccConsumerConfig};
 
 #[cfg(test)]
 mod tests;

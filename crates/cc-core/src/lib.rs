@@ -5,6 +5,7 @@ extern crate alloc;
 pub mod any;
 pub mod law;
 pub mod link;
+pub mod profile;
 pub mod time;
 
 // Rate-based laws (their fluid bottleneck model is `icn_sim::fluid`).
@@ -32,4 +33,5 @@ pub use law::{ConsumerLaw, DataFeedback, LawKind, NackFeedback, SendLimit};
 pub use link::{
     control_period, AnyLinkLaw, LinkLaw, LinkLawConfig, LinkRates, LinkSample, PeriodBounds,
 };
+pub use profile::Profile;
 pub use time::{Duration, Timestamp};

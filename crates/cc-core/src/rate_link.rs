@@ -55,6 +55,14 @@ pub struct RateLinkConfig {
     pub shaper: ShaperConfig,
     /// Where the period may go as it follows the RTT.
     pub period_bounds: PeriodBounds,
+    /// q(t) is the shaper backlog averaged over the period rather than the
+    /// backlog at the update (the papers' q(t), `false`, both profiles: the
+    /// average measured no benefit, docs/deviations.md).
+    pub mean_queue: bool,
+    /// RCP charges only the queue beyond one Data
+    /// ([`crate::rcp::queue_beyond_one_data`]; tuned, `true`); the paper
+    /// charges the whole queue.
+    pub rcp_one_data_allowance: bool,
 }
 
 impl Default for RateLinkConfig {
@@ -72,6 +80,31 @@ impl Default for RateLinkConfig {
                 max: law.mircc.period,
                 min_data: 20,
             },
+            mean_queue: false,
+            rcp_one_data_allowance: true,
+        }
+    }
+}
+
+impl RateLinkConfig {
+    /// The laws, shaper and q(t) sampling of `profile` (period bounds and
+    /// shaper as [`RateLinkConfig::default`]).
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        let d = RateLinkConfig::default();
+        let tuned = profile == crate::Profile::Tuned;
+        let mut law = d.law;
+        law.rcp = crate::rcp::RcpConfig {
+            period: law.rcp.period,
+            ..crate::rcp::RcpConfig::for_profile(profile)
+        };
+        law.mircc = crate::mircc::MirccConfig {
+            period: law.mircc.period,
+            ..crate::mircc::MirccConfig::for_profile(profile)
+        };
+        RateLinkConfig {
+            law,
+            rcp_one_data_allowance: tuned,
+            ..d
         }
     }
 }
@@ -107,6 +140,8 @@ pub struct RateLink<T> {
     /// The current MIRCC period was already cut short by an arrival burst.
     cut_short: bool,
     capacity_bps: f64,
+    mean_queue: bool,
+    rcp_one_data_allowance: bool,
 }
 
 impl<T> RateLink<T> {
@@ -135,6 +170,8 @@ impl<T> RateLink<T> {
             eta: if dual { m.eta } else { cfg.law.rcp.eta },
             cut_short: false,
             capacity_bps,
+            mean_queue: cfg.mean_queue,
+            rcp_one_data_allowance: cfg.rcp_one_data_allowance,
         }
     }
 
@@ -349,13 +386,17 @@ impl<T> RateLink<T> {
     /// Ends the current period: one step of the link law.
     fn update(&mut self, now: Timestamp) -> RateUpdate {
         let rtt = self.srtt();
-        let queue = self
-            .inflation
-            .inflate(self.shaper.take_mean_queued_bytes(now));
+        // The integral restarts every period either way.
+        let mean = self.shaper.take_mean_queued_bytes(now);
+        let queue = self.inflation.inflate(if self.mean_queue {
+            mean
+        } else {
+            self.shaper.queued_bytes()
+        });
         let sample = LinkSample {
             primary_bytes: core::mem::take(&mut self.primary_bytes),
             secondary_bytes: core::mem::take(&mut self.secondary_bytes),
-            queue_bytes: if self.dual {
+            queue_bytes: if self.dual || !self.rcp_one_data_allowance {
                 queue
             } else {
                 crate::rcp::queue_beyond_one_data(queue, self.inflation.data_bytes())

@@ -74,6 +74,29 @@ impl Default for RcpConfig {
     }
 }
 
+impl RcpConfig {
+    /// Eq. 1 as MIRCC adapts it, with the reference router's constants
+    /// (docs/algorithms.md §6.1): the same as [`RcpConfig::tuned`]; what
+    /// the profiles change for RCP is how the link samples q(t)
+    /// ([`crate::rate_link::RateLinkConfig::mean_queue`]).
+    pub fn paper() -> Self {
+        RcpConfig::default()
+    }
+
+    /// icnfwd's defaults.
+    pub fn tuned() -> Self {
+        RcpConfig::default()
+    }
+
+    /// The configuration of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
+        }
+    }
+}
+
 /// A per-link explicit-rate law updated once per period (RCP and MIRCC).
 ///
 /// Lets the simulator and the forwarder drive either law the same way.

@@ -43,7 +43,9 @@ impl Clock {
 pub struct SourceOptions {
     /// Payload bytes per group Data.
     pub chunk_size: usize,
-    /// RTT that sets the adaptation cycle (4 × RTT).
+    /// RTT that sets the adaptation cycle (4 × RTT); given, it stays in
+    /// force (the receivers' reports are not followed), `None`: the cycle
+    /// follows the RTT receivers measure (icn-multicast's `rtt`).
     pub rtt: Option<Duration>,
     /// How long to keep answering feedback after the last packet.
     pub linger: Duration,
@@ -134,6 +136,8 @@ pub async fn run_source(
     let clock = Clock(Instant::now());
     let cfg = SourceConfig {
         rtt: opts.rtt,
+        // A user's RTT is not overridden behind their back.
+        measure_rtt: opts.rtt.is_none(),
         ..SourceConfig::default()
     };
     let mut src = MulticastSource::new(group.clone(), cfg, clock.now());

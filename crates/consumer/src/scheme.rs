@@ -18,7 +18,7 @@ use cc_core::rtt::RttConfig;
 use cc_core::wincm::WincmConsumerConfig;
 use cc_core::{
     AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, DataFeedback, FixedLawConfig, LawKind,
-    NackFeedback, SendLimit, Timestamp,
+    NackFeedback, Profile, SendLimit, Timestamp,
 };
 use icn_tlv::{CcFields, ServiceClass, TrafficClass};
 use rand::RngCore;
@@ -63,6 +63,9 @@ pub struct SchemeOptions {
     pub initial_data_size_bytes: f64,
     /// RTO estimator of the window laws (the pipeline's timer uses the same).
     pub rtt: RttConfig,
+    /// `--profile`: the consumer law's paper constants or icnfwd's tuned
+    /// ones (docs/deviations.md); the options above still apply.
+    pub profile: Profile,
 }
 
 /// Default bound of a window law: on loopback a CUBIC slow start to
@@ -100,6 +103,7 @@ impl Default for SchemeOptions {
             max_outstanding: None,
             initial_data_size_bytes: 8100.0,
             rtt: ndnget_rtt(),
+            profile: Profile::Tuned,
         }
     }
 }
@@ -215,7 +219,7 @@ impl SchemeOptions {
                 target_rate_bps: objective_bps,
                 initial_data_size_bytes: size0,
                 max_outstanding: max_out,
-                ..d.ccc
+                ..CccConsumerConfig::for_profile(self.profile)
             },
             wincm: WincmConsumerConfig {
                 init_cwnd: self.init_cwnd.unwrap_or(d.wincm.init_cwnd),

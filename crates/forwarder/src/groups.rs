@@ -9,6 +9,7 @@
 //! group never wakes up for it (`poll_timeout` is `None` without groups).
 
 use cc_core::srmcc::SrmccConfig;
+use cc_core::Profile;
 use cc_core::{Duration, Timestamp};
 use icn_multicast::wire::{subscription_kind, Subscription};
 use icn_multicast::GroupPacket;
@@ -42,10 +43,13 @@ pub struct GroupsConfig {
     pub max_groups: usize,
     /// Most downstream faces per group.
     pub max_faces_per_group: usize,
+    /// SRMCC parameter profile: `paper` or `tuned` (both Qmax 50 now).
+    pub profile: Profile,
     /// Qmax of SRMCC's occupancy (queue packets / Qmax), capped by the
-    /// engine's queue bound. The engine's bound (4096) is a memory limit,
-    /// not a buffer size; SRMCC's thresholds (25 %, 50 %) need the latter.
-    pub occupancy_queue_packets: u64,
+    /// engine's queue bound (default: the profile's). The engine's bound
+    /// (4096) is a memory limit, not a buffer size; SRMCC's thresholds
+    /// (25 %, 50 %) need the latter.
+    pub occupancy_queue_packets: Option<u64>,
     /// EWMA weight α of the occupancy (eq. 1).
     pub occupancy_alpha: f64,
     /// Probability that a unicast Data is sampled for the flow count N_i.
@@ -68,7 +72,8 @@ impl Default for GroupsConfig {
             feedback_hold_ms: millis(node.feedback_hold),
             max_groups: node.limits.max_groups,
             max_faces_per_group: node.limits.max_faces_per_group,
-            occupancy_queue_packets: 100,
+            profile: Profile::Tuned,
+            occupancy_queue_packets: None,
             occupancy_alpha: node.srmcc.occupancy_alpha,
             // cc-core's 0.01 misses Mbit/s flows for whole windows; see
             // configs/icnfwd.toml.
@@ -83,6 +88,12 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl GroupsConfig {
+    /// Qmax: the configured one or the profile's.
+    pub fn qmax_packets(&self) -> u64 {
+        self.occupancy_queue_packets
+            .unwrap_or(SrmccConfig::for_profile(self.profile).queue_max_packets)
+    }
+
     /// Checks the values; on error, the offending key and why.
     pub fn validate(&self) -> Result<(), (String, String)> {
         let key = |k: &str| format!("multicast_groups.{k}");
@@ -92,7 +103,7 @@ impl GroupsConfig {
             ("sample_interval_ms", self.sample_interval_ms),
             ("max_groups", self.max_groups as u64),
             ("max_faces_per_group", self.max_faces_per_group as u64),
-            ("occupancy_queue_packets", self.occupancy_queue_packets),
+            ("occupancy_queue_packets", self.qmax_packets()),
         ];
         for (k, v) in positive {
             if v == 0 {
@@ -136,7 +147,8 @@ impl GroupsConfig {
                 occupancy_alpha: self.occupancy_alpha,
                 flow_sample_probability: self.flow_sample_probability,
                 max_groups: self.max_groups,
-                ..SrmccConfig::default()
+                queue_max_packets: self.qmax_packets(),
+                ..SrmccConfig::for_profile(self.profile)
             },
             refresh_period: Duration::from_millis(self.refresh_period_ms),
             membership_lifetime: Duration::from_millis(self.membership_lifetime_ms),
@@ -170,7 +182,7 @@ impl SrmccGroups {
         SrmccGroups {
             cfg: cfg.node_config(rng_seed),
             cache_group_data: cfg.cache_group_data,
-            qmax_packets: cfg.occupancy_queue_packets.max(1),
+            qmax_packets: cfg.qmax_packets().max(1),
             node: None,
             scratch: Vec::new(),
         }

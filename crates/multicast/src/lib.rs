@@ -29,6 +29,7 @@ mod node_api;
 pub mod pacer;
 pub mod receiver;
 pub mod repair;
+pub mod rtt;
 pub mod source;
 pub mod wire;
 

@@ -13,6 +13,7 @@ use icn_tlv::{Component, Data, Interest, MccFeedback, Name};
 
 use crate::error::McastError;
 use crate::repair::{Delivery, Reorder, RepairConfig, RepairStats};
+use crate::rtt::{RttProbe, RttProber};
 use crate::wire::{self, GroupPacket, Subscription};
 
 /// Parameters of a receiver.
@@ -38,6 +39,10 @@ pub struct ReceiverConfig {
     /// a lost first packet is then a hole to repair, not the start; with
     /// `None` it was silently missing from the output.
     pub start_seq: Option<u64>,
+    /// Interval between RTT probes to the source ([`crate::rtt`]), whose
+    /// answers give the RTT behind the source's adaptation cycle; `None`
+    /// sends none (the source then keeps its configured RTT).
+    pub rtt_probe_period: Option<Duration>,
 }
 
 impl Default for ReceiverConfig {
@@ -50,6 +55,7 @@ impl Default for ReceiverConfig {
             rate_window: Duration::from_secs(1),
             repair: Some(RepairConfig::default()),
             start_seq: None,
+            rtt_probe_period: Some(Duration::from_secs(1)),
         }
     }
 }
@@ -68,6 +74,13 @@ pub enum ReceiverOutput {
         /// InterestLifetime (the retry interval).
         lifetime: Duration,
     },
+    /// An RTT probe to the source (an Interest that lives one probe period).
+    RttProbe {
+        /// The probe.
+        probe: RttProbe,
+        /// InterestLifetime.
+        lifetime: Duration,
+    },
 }
 
 impl ReceiverOutput {
@@ -78,6 +91,12 @@ impl ReceiverOutput {
             ReceiverOutput::Feedback(f) => wire::encode_feedback(f),
             ReceiverOutput::Repair { name, lifetime } => {
                 let mut i = Interest::new(name.clone());
+                i.nonce = Some(nonce);
+                i.lifetime = Some(*lifetime);
+                i.encode()
+            }
+            ReceiverOutput::RttProbe { probe, lifetime } => {
+                let mut i = Interest::new(probe.name());
                 i.nonce = Some(nonce);
                 i.lifetime = Some(*lifetime);
                 i.encode()
@@ -191,6 +210,9 @@ pub struct MulticastReceiver {
     next_refresh: Timestamp,
     left: bool,
     pending: VecDeque<ReceiverOutput>,
+    /// RTT probing, when configured, and the probe waiting to be sent.
+    prober: Option<RttProber>,
+    probe_out: Option<RttProbe>,
     repairs: VecDeque<u64>,
     scratch: Vec<u64>,
     reorder: Reorder,
@@ -209,6 +231,8 @@ impl MulticastReceiver {
             next_refresh: now,
             left: false,
             pending: VecDeque::new(),
+            prober: cfg.rtt_probe_period.map(|p| RttProber::new(p, now)),
+            probe_out: None,
             repairs: VecDeque::new(),
             scratch: Vec::new(),
             reorder: Reorder::starting_at(
@@ -261,6 +285,9 @@ impl MulticastReceiver {
             let fb = wire::to_feedback(self.group.clone(), &msg);
             self.pending.push_back(ReceiverOutput::Feedback(fb));
         }
+        if let Some(p) = self.prober.as_mut().and_then(|p| p.poll(now, &self.group)) {
+            self.probe_out = Some(p);
+        }
         // At most one join and one feedback are ever waiting.
         while self.pending.len() > 2 {
             self.pending.pop_front();
@@ -277,6 +304,11 @@ impl MulticastReceiver {
             self.next_refresh
                 .min(self.feedback.poll_timeout())
                 .min(holes)
+                .min(
+                    self.prober
+                        .as_ref()
+                        .map_or(Timestamp::MAX, RttProber::poll_timeout),
+                )
         }
     }
 
@@ -285,6 +317,10 @@ impl MulticastReceiver {
     pub fn poll_output(&mut self) -> Option<ReceiverOutput> {
         if let Some(o) = self.pending.pop_front() {
             return Some(o);
+        }
+        if let Some(probe) = self.probe_out.take() {
+            let lifetime = self.cfg.rtt_probe_period.unwrap_or(Duration::from_secs(1));
+            return Some(ReceiverOutput::RttProbe { probe, lifetime });
         }
         let seq = self.repairs.pop_front()?;
         let retry = self.cfg.repair.map_or(Duration::ZERO, |r| r.retry);
@@ -321,6 +357,8 @@ impl MulticastReceiver {
         self.left = true;
         self.pending.clear();
         self.repairs.clear();
+        self.probe_out = None;
+        self.prober = None;
         self.pending
             .push_back(ReceiverOutput::Subscription(Subscription::leave(
                 self.group.clone(),
@@ -333,6 +371,14 @@ impl MulticastReceiver {
     /// [`McastError::NotMulticast`] / [`McastError::UnknownGroup`] for Data
     /// that is not a packet of this group.
     pub fn handle_data(&mut self, now: Timestamp, data: &Data) -> Result<GroupPacket, McastError> {
+        if let Some(probe) = RttProbe::from_name(&data.name) {
+            if probe.group == self.group {
+                if let Some(p) = self.prober.as_mut() {
+                    p.on_answer(now, &probe);
+                }
+            }
+            return Err(McastError::NotMulticast("RTT probe answer"));
+        }
         let pkt = GroupPacket::from_data(data)?;
         if pkt.group != self.group {
             return Err(McastError::UnknownGroup);
@@ -379,6 +425,11 @@ impl MulticastReceiver {
         }
         self.window_bytes += wire_len;
         Ok(pkt)
+    }
+
+    /// The smoothed RTT to the source, once a probe was answered.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.prober.as_ref().and_then(RttProber::srtt)
     }
 
     /// Received rate over the last completed window (wire bit/s).

@@ -11,6 +11,7 @@ use icn_tlv::{Interest, MccFeedback, Name};
 
 use crate::error::McastError;
 use crate::pacer::Pacer;
+use crate::rtt::{FarthestRtt, RttProbe};
 use crate::wire::{self, GroupPacket, Subscription, SubscriptionKind};
 
 /// Parameters of a source.
@@ -18,8 +19,12 @@ use crate::wire::{self, GroupPacket, Subscription, SubscriptionKind};
 pub struct SourceConfig {
     /// Algorithm 1 parameters (γ, thresholds, initial rate 50 kbit/s, cycle).
     pub srmcc: SrmccConfig,
-    /// RTT that sets the cycle (4 × RTT); `None` keeps `srmcc.default_rtt`.
+    /// RTT that sets the cycle (4 × RTT) until a receiver reports one
+    /// ([`crate::rtt`]); `None` keeps `srmcc.default_rtt` until then.
     pub rtt: Option<Duration>,
+    /// Follow the RTTs receivers report in their probes (the largest of
+    /// the last [`RTT_REPORTS_KEPT`]); `false` keeps the configured one.
+    pub measure_rtt: bool,
     /// FreshnessPeriod of group Data.
     pub freshness: Option<Duration>,
     /// Pacer credit for late wake-ups.
@@ -35,6 +40,7 @@ impl Default for SourceConfig {
         SourceConfig {
             srmcc: SrmccConfig::default(),
             rtt: None,
+            measure_rtt: true,
             freshness: Some(Duration::from_millis(1000)),
             pacer_credit: Duration::from_millis(2),
             repair_buffer_packets: 4096,
@@ -63,6 +69,8 @@ pub struct SourceStats {
     pub repairs_answered: u64,
     /// Repair Interests for packets no longer (or never) buffered.
     pub repairs_missed: u64,
+    /// RTT probes answered.
+    pub rtt_probes: u64,
 }
 
 /// A multicast source for one group.
@@ -79,8 +87,13 @@ pub struct MulticastSource {
     /// The latest sent packets, oldest first: `recent[i]` has sequence
     /// number `next_seq - recent.len() + i`.
     recent: VecDeque<Bytes>,
+    farthest: FarthestRtt,
     stats: SourceStats,
 }
+
+/// RTT reports the source remembers: a few per receiver at one probe per
+/// second each, so one that left stops counting within seconds.
+pub const RTT_REPORTS_KEPT: usize = 32;
 
 impl MulticastSource {
     /// A source for `group` starting at the initial rate.
@@ -99,6 +112,7 @@ impl MulticastSource {
             last_feedback: None,
             subscribed_until: None,
             recent: VecDeque::new(),
+            farthest: FarthestRtt::new(RTT_REPORTS_KEPT),
             stats: SourceStats::default(),
         }
     }
@@ -220,8 +234,24 @@ impl MulticastSource {
     /// Answers a repair Interest `/<group>/seq=<n>` with the packet as it
     /// was sent (same name, so it satisfies the Interest), if `n` is still
     /// in the buffer. `None` for other names and for packets that are gone.
+    /// An RTT probe of the group is answered too (empty Data), and the RTT
+    /// its receiver measured before, if any, sets the cycle when it is the
+    /// largest recent report.
     pub fn answer_repair(&mut self, interest: &Interest) -> Option<Bytes> {
         let name = &interest.name;
+        if let Some(probe) = RttProbe::from_name(name) {
+            if probe.group != self.group {
+                return None;
+            }
+            self.stats.rtt_probes += 1;
+            if let (Some(r), true) = (probe.last_rtt, self.cfg.measure_rtt) {
+                self.farthest.report(r);
+                if let Some(max) = self.farthest.max() {
+                    self.srmcc.set_rtt(max);
+                }
+            }
+            return Some(RttProbe::answer(name));
+        }
         if name.len() != self.group.len() + 1 || !self.group.is_prefix_of(name) {
             return None;
         }
@@ -253,6 +283,11 @@ impl MulticastSource {
         self.last_feedback.as_ref()
     }
 
+    /// The adaptation cycle in force (4 × the RTT).
+    pub fn cycle(&self) -> Duration {
+        self.srmcc.cycle()
+    }
+
     /// Counters.
     pub fn stats(&self) -> &SourceStats {
         &self.stats
@@ -279,6 +314,64 @@ mod tests {
             min_occupancy_ppm: min,
             min_fair_share_bps: fair,
         }
+    }
+
+    /// A receiver's probes reach the source, which answers them; from the
+    /// second probe on (it carries the RTT the first measured) the cycle is
+    /// 4 × the farthest receiver's RTT instead of the configured one.
+    #[test]
+    fn the_cycle_follows_the_rtt_receivers_measure() {
+        use crate::receiver::{MulticastReceiver, ReceiverConfig, ReceiverOutput};
+        let mut s = src();
+        assert_eq!(s.cycle(), Duration::from_millis(400), "default RTT 100 ms");
+        let ms = Timestamp::from_millis;
+        let mut rxs: Vec<MulticastReceiver> = [0, 0]
+            .iter()
+            .map(|_| {
+                MulticastReceiver::new("/g".parse().unwrap(), ReceiverConfig::default(), ms(0))
+            })
+            .collect();
+        // Two receivers, 30 ms and 250 ms from the source, probe twice.
+        for round in 0..2u64 {
+            for (rx, rtt_ms) in rxs.iter_mut().zip([30, 250]) {
+                let t = ms(1000 * round);
+                rx.handle_timeout(t);
+                let probe = std::iter::from_fn(|| rx.poll_output())
+                    .find_map(|o| match o {
+                        ReceiverOutput::RttProbe { probe, .. } => Some(probe),
+                        _ => None,
+                    })
+                    .expect("a probe per period");
+                let i = Interest::new(probe.name());
+                let answer = s.answer_repair(&i).expect("the source answers probes");
+                let (_, net) = decode_packet(answer).unwrap();
+                let Some(NetPacket::Data(d)) = net else {
+                    panic!()
+                };
+                assert!(rx
+                    .handle_data(t + Duration::from_millis(rtt_ms), &d)
+                    .is_err());
+            }
+        }
+        assert_eq!(rxs[1].srtt(), Some(Duration::from_millis(250)));
+        assert_eq!(s.stats().rtt_probes, 4);
+        assert_eq!(s.cycle(), Duration::from_millis(1000), "4 x 250 ms");
+        // With measurement off the configured RTT stays.
+        let mut fixed = MulticastSource::new(
+            "/g".parse().unwrap(),
+            SourceConfig {
+                measure_rtt: false,
+                ..SourceConfig::default()
+            },
+            Timestamp::ZERO,
+        );
+        let probe = crate::rtt::RttProbe {
+            group: "/g".parse().unwrap(),
+            id: 1,
+            last_rtt: Some(Duration::from_millis(250)),
+        };
+        assert!(fixed.answer_repair(&Interest::new(probe.name())).is_some());
+        assert_eq!(fixed.cycle(), Duration::from_millis(400));
     }
 
     #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
 use proptest::prelude::*;
 use rand::{rngs::StdRng, SeedableRng};
 
@@ -404,4 +405,58 @@ fn only_a_standing_queue_counts_as_congestion() {
         sup.supervise(ms(200), &mut [&mut f]),
         Supervision::Augmented { .. }
     ));
+}
+
+/// The paper profile admits nothing (a new flow passes on what its next
+/// hops allow) and cuts without a floor; tuned gives an equal share and
+/// floors the cut at half the max-min share.
+#[test]
+fn profiles_differ_in_admission_and_the_reduction_floor() {
+    for (cfg, paper) in [(CccConfig::paper(), true), (CccConfig::tuned(), false)] {
+        let cfg = CccConfig {
+            initial_data_size_bytes: 1000.0,
+            ..cfg
+        };
+        // 10 Mbit/s of 1000-byte Data: 1250 Interests/s (η·C for tuned).
+        let mut sup = CccSupervisor::new(cfg, 10e6);
+        let link_ips = sup.capacity_bps() / 8000.0;
+        let mut f = CccFlow::new(cfg);
+        f.add_next_hop(1, 5000.0).unwrap();
+        f.on_objective(ms(0), 1e6);
+        sup.admit(&mut f, 1);
+        let expect = if paper { 5000.0 } else { link_ips / 2.0 };
+        assert!(
+            (f.constraint_out_ips() - expect).abs() < 1e-9,
+            "paper={paper}"
+        );
+        // A congested period with no Interest measured (p_i = 0).
+        f.on_interest(ms(0));
+        sup.supervise(ms(0), &mut [&mut f]);
+        sup.on_drop();
+        sup.supervise(ms(50), &mut [&mut f]);
+        let floor = if paper { 0.0 } else { 0.5 * link_ips };
+        assert!(
+            (f.constraint_out_ips() - floor).abs() < 1e-6,
+            "paper={paper}"
+        );
+    }
+}
+
+/// The paper's consumer paces at its objective from the first Interest;
+/// tuned keeps two Interests in flight until the first Data.
+#[test]
+fn paper_consumer_paces_at_the_objective_before_any_constraint() {
+    let paper = CccConsumer::new(CccConsumerConfig {
+        target_rate_bps: 8e6,
+        initial_data_size_bytes: 1000.0,
+        ..CccConsumerConfig::paper()
+    });
+    match paper.limit() {
+        SendLimit::Rate {
+            interests_per_sec, ..
+        } => assert!((interests_per_sec - 1000.0).abs() < 1e-9),
+        other => panic!("{other:?}"),
+    }
+    let tuned = CccConsumer::new(CccConsumerConfig::tuned());
+    assert!(matches!(tuned.limit(), SendLimit::Window { interests } if interests == 2.0));
 }

@@ -37,6 +37,10 @@ pub struct MirccConfig {
     /// that the consumers' secondary rate had sent into a full link. A
     /// path no primary flow uses keeps Cs = C either way.
     pub secondary_keeps_headroom: bool,
+    /// Tuned start of the secondary rate (`true` by default): Rs starts at
+    /// its floor rather than at η·C like Rp (see [`MirccRate::new`]). The
+    /// paper gives no start; `false` starts both classes at η·C.
+    pub secondary_starts_at_floor: bool,
 }
 
 impl Default for MirccConfig {
@@ -52,6 +56,32 @@ impl Default for MirccConfig {
             initial_inflation: 1.0,
             min_rate_bps: 10_000.0,
             secondary_keeps_headroom: true,
+            secondary_starts_at_floor: true,
+        }
+    }
+}
+
+impl MirccConfig {
+    /// §3-4 as printed: eq. 11's Cs = C − yp and both classes starting at
+    /// η·C (the paper names no start rate; Rp's is RCP's).
+    pub fn paper() -> Self {
+        MirccConfig {
+            secondary_keeps_headroom: false,
+            secondary_starts_at_floor: false,
+            ..MirccConfig::default()
+        }
+    }
+
+    /// icnfwd's defaults: Cs keeps η's headroom, Rs starts at its floor.
+    pub fn tuned() -> Self {
+        MirccConfig::default()
+    }
+
+    /// The configuration of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
         }
     }
 }
@@ -164,7 +194,11 @@ impl MirccRate {
             cfg,
             capacity_bps,
             primary: ClassState::new(start),
-            secondary: ClassState::new(cfg.min_rate_bps),
+            secondary: ClassState::new(if cfg.secondary_starts_at_floor {
+                cfg.min_rate_bps
+            } else {
+                start
+            }),
             primary_floor_bps: cfg.min_rate_bps,
             last_update: None,
         }
@@ -412,6 +446,16 @@ mod tests {
     /// Bytes that make y = `bps` over a 100 ms period.
     fn bytes_for(bps: f64) -> u64 {
         (bps * 0.1 / 8.0) as u64
+    }
+
+    #[test]
+    fn the_paper_starts_rs_at_eta_c_and_tuned_at_its_floor() {
+        let paper = MirccRate::new(MirccConfig::paper(), 1e6);
+        assert_eq!(paper.secondary_bps(), 0.95e6);
+        assert!(!MirccConfig::paper().secondary_keeps_headroom);
+        let tuned = MirccRate::new(MirccConfig::tuned(), 1e6);
+        assert_eq!(tuned.secondary_bps(), MirccConfig::tuned().min_rate_bps);
+        assert_eq!(paper.primary_bps(), tuned.primary_bps());
     }
 
     #[test]

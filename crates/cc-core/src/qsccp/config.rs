@@ -83,6 +83,17 @@ pub struct QsccpConfig {
     /// BE flows, 20 Mbit/s, 8 KB Data) the bottleneck face held Interests
     /// worth a p95 of 84 ms, consumers saw up to 170 ms of queueing.
     pub dt_queue_factor: bool,
+    /// A flow that arrived in the current period, not rated yet, is told
+    /// its share of its class's capacity (engineering, not in the paper;
+    /// see [`super::CdsScheduler::flow_rate_bps`]). `false`: the paper's
+    /// rule, R exists only once a period closed over the flow.
+    pub rate_new_flows: bool,
+    /// A flow penalised here marks its Interests ServiceClass + 8, and an
+    /// Interest arriving so marked penalises its flow here
+    /// ([`super::CdsScheduler::penalise_flow`]): the authors' code's
+    /// upstream propagation (P7), which the paper does not describe. On in
+    /// both profiles (the reconstruction of §IV-D follows that code).
+    pub propagate_penalty: bool,
 }
 
 impl Default for QsccpConfig {
@@ -111,6 +122,37 @@ impl Default for QsccpConfig {
             ds_rate_headroom: 0.05,
             dt_rate_headroom: 0.03,
             dt_queue_factor: true,
+            rate_new_flows: true,
+            propagate_penalty: true,
+        }
+    }
+}
+
+impl QsccpConfig {
+    /// The paper's rates (docs/algorithms.md §1.5 reconstruction): eq. 8's
+    /// R as it is, no DS/DT headroom, no σ drain factor for DT flows, no
+    /// stretched period and no rate for a flow before its first period.
+    pub fn paper() -> Self {
+        QsccpConfig {
+            ds_rate_headroom: 0.0,
+            dt_rate_headroom: 0.0,
+            dt_queue_factor: false,
+            min_data_per_flow: 0,
+            rate_new_flows: false,
+            ..QsccpConfig::default()
+        }
+    }
+
+    /// icnfwd's defaults (docs/deviations.md, QSCCP rows).
+    pub fn tuned() -> Self {
+        QsccpConfig::default()
+    }
+
+    /// The configuration of `profile`.
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::tuned(),
         }
     }
 }
@@ -182,4 +224,7 @@ pub struct CdsStats {
     /// Flows judged greedy and discounted to φ_pen (eq. 9), counted when
     /// it happens.
     pub penalties: u64,
+    /// Flows penalised because their Interests arrived marked by a
+    /// downstream router (ServiceClass + 8, [`super::CdsScheduler::penalise_flow`]).
+    pub propagated_penalties: u64,
 }

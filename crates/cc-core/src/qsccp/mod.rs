@@ -30,8 +30,9 @@
 //! Deviations: the WFQ among DT classes is self-clocked fair queueing (the
 //! virtual time is the finish tag of the last packet served), which needs no
 //! per-packet clock and is O(5) per packet; the ServiceClass + 8 penalty
-//! propagation of the code is decoded ([`ServiceClass::from_code`]) but not
-//! acted upon (off by default per §1.9 item 4).
+//! propagation of the authors' code (P7) is acted upon in both profiles
+//! ([`CdsScheduler::penalise_flow`], `QsccpConfig::propagate_penalty`),
+//! although the paper does not describe it.
 
 pub mod class;
 mod config;

@@ -149,6 +149,8 @@ pub(super) struct Frozen {
     code: bool,
     /// φ goes back to 1 when g reaches 0 (paper variant with `restore_phi`).
     restore: bool,
+    /// Rate a flow before its first period ([`QsccpConfig::rate_new_flows`]).
+    rate_new_flows: bool,
     quantum_bits: u32,
     /// Per-flow virtual queue capacity (σ's denominator).
     vq: f64,
@@ -182,6 +184,7 @@ impl Frozen {
             lambda: cfg.lambda.max(1),
             code,
             restore: cfg.restore_phi && !code,
+            rate_new_flows: cfg.rate_new_flows,
             quantum_bits: cfg.quantum_bits,
             vq: f64::from(cfg.flow_queue_capacity.max(1)),
             dt_sigma: core::array::from_fn(|i| {
@@ -410,6 +413,9 @@ impl<T> CdsScheduler<T> {
         if f.has_rate {
             return Some(f.rate_bps);
         }
+        if !self.frozen.rate_new_flows {
+            return None;
+        }
         // Its eq. 8 share of that capacity among the class's flows active
         // now (it is one of them once it offered): telling every newcomer
         // the whole class capacity let ten flows joining within a second
@@ -432,6 +438,35 @@ impl<T> CdsScheduler<T> {
         let id = self.find(class, prefix)?;
         // A pending update never changes φ (`settle_now`).
         Some(self.flows[id as usize].phi(self.frozen.phi_pen))
+    }
+
+    /// Upstream propagation of a penalty, as the authors' code does (P7,
+    /// docs/algorithms.md §1.4; not in the paper): an Interest of the flow
+    /// arrived with ServiceClass + 8, i.e. a router downstream judged it
+    /// greedy, so it gets φ_pen here too, with a full greedy count (a
+    /// restore, when `restore_phi` allows one, needs λ behaved periods
+    /// here as after a local judgement). Returns whether the flow was not
+    /// penalised before; false for an unknown flow.
+    pub fn penalise_flow(&mut self, class: ServiceClass, prefix: u64) -> bool {
+        let Some(id) = self.find(class, prefix) else {
+            return false;
+        };
+        self.settle_flow(id);
+        let (pen, lambda) = (self.frozen.phi_pen, self.frozen.lambda);
+        let base = self.cfg.quantum_bits;
+        let f = &mut self.flows[id as usize];
+        f.greedy = lambda;
+        if f.penalised {
+            return false;
+        }
+        f.penalised = true;
+        f.quantum_bits = quantum(base, f.weight, pen);
+        if f.offered_bits != 0 || f.len != 0 {
+            // An active flow's w·φ is in its class's sum (eqs. 2-3).
+            self.classes[class.index()].active_wphi += f.weight * (pen - 1.0);
+        }
+        self.stats.propagated_penalties += 1;
+        true
     }
 
     /// Capacity B_c given to `class` by the last period, bit/s.

@@ -492,3 +492,53 @@ proptest::proptest! {
         }
     }
 }
+
+/// A flow that arrives after a period closed: tuned tells it its share of
+/// the class capacity at once; the paper has no R for it until a period
+/// closes over it.
+#[test]
+fn only_tuned_rates_a_flow_before_its_first_period() {
+    for (cfg, rated) in [(QsccpConfig::paper(), false), (QsccpConfig::tuned(), true)] {
+        let mut s: CdsScheduler<()> = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        offer(&mut s, ServiceClass::Be, 1, 1_000_000);
+        s.update_rates(Timestamp::from_millis(100));
+        let _ = s.enqueue(
+            Timestamp::from_millis(110),
+            ServiceClass::Be,
+            2,
+            Some(1_000),
+            (),
+        );
+        assert_eq!(
+            s.flow_rate_bps(ServiceClass::Be, 2).is_some(),
+            rated,
+            "{cfg:?}"
+        );
+        assert!(s.flow_rate_bps(ServiceClass::Be, 1).is_some());
+    }
+}
+
+/// A penalty propagated from downstream (ServiceClass + 8) discounts the
+/// flow here as a local judgement would: φ = φ_pen, half the weight in
+/// eq. 2's share next period, counted once.
+#[test]
+fn a_propagated_penalty_halves_the_flows_share() {
+    let cfg = QsccpConfig {
+        flow_queue_capacity: 100_000,
+        dt_class_capacity: 100_000,
+        ..QsccpConfig::paper()
+    };
+    let mut s: CdsScheduler<()> = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+    offer(&mut s, ServiceClass::Be, 1, 8_000_000);
+    offer(&mut s, ServiceClass::Be, 2, 8_000_000);
+    assert!(!s.penalise_flow(ServiceClass::Be, 3), "unknown flow");
+    assert!(s.penalise_flow(ServiceClass::Be, 2));
+    assert!(!s.penalise_flow(ServiceClass::Be, 2), "already penalised");
+    assert_eq!(s.stats().propagated_penalties, 1);
+    assert_eq!(s.flow_phi(ServiceClass::Be, 2), Some(cfg.phi_penalty));
+    s.update_rates(Timestamp::from_millis(100));
+    let r1 = s.flow_rate_bps(ServiceClass::Be, 1).unwrap();
+    let r2 = s.flow_rate_bps(ServiceClass::Be, 2).unwrap();
+    // w·φ of 1 and 0.5: flow 2 gets a third of the class, flow 1 two.
+    assert!((r1 / r2 - 2.0).abs() < 0.01, "{r1} {r2}");
+}

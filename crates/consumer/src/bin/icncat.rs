@@ -123,6 +123,9 @@ struct Args {
     /// QSCCP service class: cs7, cs6, ef, af4, af3, af2, af1, be.
     #[arg(long, default_value = "be", value_name = "CLASS")]
     class: String,
+    /// Constants of the scheme's consumer law: paper or tuned (docs/deviations.md).
+    #[arg(long, default_value = "tuned", value_name = "PROFILE")]
+    profile: cc_core::Profile,
     /// Set MustBeFresh on segment Interests.
     #[arg(short, long)]
     fresh: bool,
@@ -331,6 +334,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         class: parse_service_class(&args.class).map_err(anyhow::Error::msg)?,
         max_outstanding: args.max_outstanding,
         rtt,
+        profile: args.profile,
         ..SchemeOptions::default()
     };
     let open_log = |p: &Option<std::path::PathBuf>| -> Result<Option<Box<dyn Write>>> {

@@ -27,7 +27,8 @@ struct Args {
     /// With --multicast: payload bytes per group Data.
     #[arg(long, default_value_t = 1000, value_name = "BYTES")]
     chunk_size: usize,
-    /// With --multicast: RTT that sets the rate-adaptation cycle (4 x RTT), ms.
+    /// With --multicast: RTT that sets the rate-adaptation cycle (4 x RTT),
+    /// ms; absent, the cycle follows the RTT the receivers measure.
     #[arg(long, value_name = "MS")]
     rtt: Option<u64>,
     /// With --multicast: write the source report as JSON to PATH.

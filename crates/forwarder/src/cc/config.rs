@@ -2,10 +2,11 @@
 //! the papers' defaults. Durations are integers in milliseconds so that the
 //! TOML stays readable; they are mapped onto cc-core's configs here.
 
-use cc_core::ccc::{Augmentation, CccConfig};
 use cc_core::Duration;
 use cc_core::LawKind;
 use serde::Deserialize;
+
+pub use super::config_profiled::{CccParams, MirccParams, QsccpParams, RcpParams};
 
 /// Which congestion-control scheme the forwarder runs by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
@@ -177,6 +178,9 @@ impl CcConfig {
                 return bad(k, "must be within (0, 1]");
             }
         }
+        if !(0.0..=1.0).contains(&self.ccc.reduction_floor_share) {
+            return bad("ccc.reduction_floor_share", "must be within [0, 1]");
+        }
         if !(0.0..=0.5).contains(&self.qsccp.ds_rate_headroom) {
             return bad("qsccp.ds_rate_headroom", "must be within [0, 0.5]");
         }
@@ -190,67 +194,6 @@ impl CcConfig {
             return bad("mircc.shaper_queue", "must be at least 1");
         }
         Ok(())
-    }
-}
-
-/// `[cc.rcp]`: RCP eq. 1 gains (MIRCC's adaptation, docs/algorithms.md §6.1).
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RcpParams {
-    /// α.
-    pub alpha: f64,
-    /// β.
-    pub beta: f64,
-    /// Target utilisation η.
-    pub eta: f64,
-}
-
-impl Default for RcpParams {
-    fn default() -> Self {
-        let d = cc_core::rcp::RcpConfig::default();
-        RcpParams {
-            alpha: d.alpha,
-            beta: d.beta,
-            eta: d.eta,
-        }
-    }
-}
-
-/// `[cc.mircc]`: MIRCC §3-4 parameters and the Interest shaper.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MirccParams {
-    /// β' (0.1).
-    pub beta_prime: f64,
-    /// EWMA α of base/excess (0.5).
-    pub ewma_alpha: f64,
-    /// Target utilisation η (0.95).
-    pub eta: f64,
-    /// Interests the per-face shaper may hold (shared with RCP).
-    pub shaper_queue: usize,
-    /// Longest wait in the shaper, ms (50; shared with RCP): an Interest
-    /// that would wait longer is Nacked with the face's rates.
-    pub shaper_max_delay_ms: u64,
-    /// Share of the Data-direction capacity the shaper books.
-    pub data_share: f64,
-    /// Secondary rate on Cs = C − yp/η (true) or eq. 11's C − yp (false);
-    /// see `cc_core::mircc::MirccConfig::secondary_keeps_headroom`.
-    pub secondary_keeps_headroom: bool,
-}
-
-impl Default for MirccParams {
-    fn default() -> Self {
-        let d = cc_core::mircc::MirccConfig::default();
-        let s = cc_core::mircc::ShaperConfig::default();
-        MirccParams {
-            beta_prime: d.beta_min,
-            ewma_alpha: d.ewma_alpha,
-            eta: d.eta,
-            shaper_queue: s.max_queue,
-            shaper_max_delay_ms: u64::try_from(s.max_delay.as_millis()).unwrap_or(u64::MAX),
-            data_share: s.data_share,
-            secondary_keeps_headroom: d.secondary_keeps_headroom,
-        }
     }
 }
 
@@ -316,128 +259,10 @@ impl Default for WincmParams {
     }
 }
 
-/// `[cc.qsccp]`: CDS scheduler, PECN and multipath feedback.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct QsccpParams {
-    /// Target utilisation η (0.99).
-    pub eta: f64,
-    /// δ_EF: share of the link EF may use (0.3).
-    pub ef_cap_fraction: f64,
-    /// δ of CS7 and CS6 (0.2 each).
-    pub cs7_cap_fraction: f64,
-    /// δ of CS6.
-    pub cs6_cap_fraction: f64,
-    /// ω of AF4, AF3, AF2, AF1, BE (5:4:3:2:1).
-    pub class_weights: [f64; 5],
-    /// Interests queued per flow (20).
-    pub flow_queue_capacity: u32,
-    /// κ: offered/target ratio counted as greedy (1.2).
-    pub kappa: f64,
-    /// λ: periods over κ before a flow is penalised (10).
-    pub lambda: u8,
-    /// φ of a penalised flow (0.5).
-    pub phi_penalty: f64,
-    /// Share of Interests sent to a random next hop (0.01).
-    pub probe_probability: f64,
-    /// u of an upstream face without feedback yet, bit/s (2 Mb/s).
-    pub default_upstream_bps: f64,
-    /// How far below its class's token bucket a delay-sensitive (CS7, CS6,
-    /// EF) flow's TargetRate is set, fraction (0.05; 0 = the paper's rate).
-    pub ds_rate_headroom: f64,
-    /// The same for delay-tolerant flows (0.03; 0 = the paper's rate).
-    pub dt_rate_headroom: f64,
-    /// Scale each delay-tolerant flow's TargetRate by σ of its own queue
-    /// occupancy (true; false = the paper's rates, queues may stand).
-    pub dt_queue_factor: bool,
-}
-
-impl Default for QsccpParams {
-    fn default() -> Self {
-        let c = cc_core::qsccp::QsccpConfig::default();
-        let m = cc_core::qsccp::MultipathConfig::default();
-        QsccpParams {
-            eta: c.eta,
-            ef_cap_fraction: c.delta[2],
-            cs7_cap_fraction: c.delta[0],
-            cs6_cap_fraction: c.delta[1],
-            class_weights: c.omega,
-            flow_queue_capacity: c.flow_queue_capacity,
-            kappa: c.kappa,
-            lambda: c.lambda,
-            phi_penalty: c.phi_penalty,
-            probe_probability: m.probe_probability,
-            default_upstream_bps: m.default_upstream_bps,
-            ds_rate_headroom: c.ds_rate_headroom,
-            dt_rate_headroom: c.dt_rate_headroom,
-            dt_queue_factor: c.dt_queue_factor,
-        }
-    }
-}
-
-/// `[cc.ccc]`: queue supervision.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CccParams {
-    /// Supervision period τ, ms (0 = `period_ms`).
-    pub supervision_ms: u64,
-    /// Pace reduction factor of Algorithm 5 (0.9).
-    pub reduction: f64,
-    /// Data size assumed before a flow's first Data, bytes (8400).
-    pub default_data_size_bytes: u32,
-    /// Reading of Algorithm 6: `max_min_share` (default: flows below their
-    /// max-min share of the face are raised to it, which reaches per-link
-    /// max-min fairness) or `spare_share` (the text: only the spare
-    /// bandwidth of eq. 12 is shared, so a split left unequal by the last
-    /// reduction stays unequal; cc-core README, "CCC closed loop").
-    pub augmentation: Augmentation,
-    /// Share η of a face's capacity the supervisor hands out (0.95). With
-    /// η = 1 the constraints can add up to exactly C, and a queue a burst
-    /// built never drains (the dumbbell then runs with a full Data queue).
-    pub utilisation: f64,
-    /// Algorithm 4's congestion test: a Data/Nack dropped on the face, or
-    /// (when > 0) one that waited longer than this in the face's queue, ms
-    /// (20). 0 is the literal reading (drops only): with a deep buffer the
-    /// queue then has to fill before anything is cut, and the drops stall
-    /// consumers for an RTO.
-    pub congestion_sojourn_ms: u64,
-}
-
-impl CccParams {
-    /// The cc-core configuration, τ defaulting to the control period.
-    pub fn core(&self, period: Duration) -> CccConfig {
-        CccConfig {
-            supervision_period: if self.supervision_ms == 0 {
-                period
-            } else {
-                Duration::from_millis(self.supervision_ms)
-            },
-            reduction_factor: self.reduction,
-            initial_data_size_bytes: f64::from(self.default_data_size_bytes.max(1)),
-            augmentation: self.augmentation,
-            utilisation: self.utilisation,
-            congestion_sojourn: Duration::from_millis(self.congestion_sojourn_ms),
-            ..CccConfig::default()
-        }
-    }
-}
-
-impl Default for CccParams {
-    fn default() -> Self {
-        CccParams {
-            supervision_ms: 0,
-            reduction: 0.9,
-            default_data_size_bytes: 8400,
-            augmentation: Augmentation::MaxMinShare,
-            utilisation: 0.95,
-            congestion_sojourn_ms: 20,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cc_core::ccc::Augmentation;
 
     /// Every law with forwarder machinery has a scheme of the same name,
     /// and the serde names are cc-core's.

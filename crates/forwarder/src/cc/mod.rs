@@ -13,6 +13,7 @@
 
 mod ccc;
 mod config;
+mod config_profiled;
 mod dispatch;
 mod marking;
 mod observe;

@@ -72,7 +72,10 @@ pub(crate) fn qsccp_config(cfg: &CcConfig, capacity_bps: u64) -> QsccpConfig {
         ds_rate_headroom: q.ds_rate_headroom,
         dt_rate_headroom: q.dt_rate_headroom,
         dt_queue_factor: q.dt_queue_factor,
-        ..QsccpConfig::default()
+        rate_new_flows: q.rate_new_flows,
+        propagate_penalty: q.propagate_penalty,
+        min_data_per_flow: q.min_data_per_flow,
+        ..QsccpConfig::for_profile(q.profile)
     }
 }
 
@@ -176,12 +179,18 @@ impl SchemePart for Qsccp {
         };
         let class = class_of(&pkt.cc);
         let prefix = flow_prefix_of(&pkt.wire);
+        let marked = pkt.cc.service_penalised && f.cds.config().propagate_penalty;
         let size_bits = pkt
             .cc
             .flow_data_size_bytes
             .map(|b| u32::try_from(b.saturating_mul(8)).unwrap_or(u32::MAX))
             .or(facts.data_bits.map(|b| b as u32));
-        Ok(match f.cds.enqueue(now, class, prefix, size_bits, pkt) {
+        let queued = f.cds.enqueue(now, class, prefix, size_bits, pkt);
+        if marked {
+            // A downstream router penalised the flow (P7): so does this one.
+            f.cds.penalise_flow(class, prefix);
+        }
+        Ok(match queued {
             Ok(()) => InterestAdmission::Queued,
             Err(rej) => {
                 f.rejected += 1;
@@ -199,6 +208,13 @@ impl SchemePart for Qsccp {
         Some(match f.cds.dequeue(now) {
             Dequeue::Item(s) => {
                 let mut pkt = s.item;
+                if f.cds.config().propagate_penalty {
+                    // ServiceClass + 8 for a flow penalised here (P7).
+                    pkt.cc.service_penalised = f
+                        .cds
+                        .flow_phi(s.class, s.prefix)
+                        .is_some_and(|phi| phi < 1.0);
+                }
                 if let Some(r) = s.target_rate_bps {
                     let r = rate_to_wire(r);
                     pkt.cc.downstream_rate_bps =
@@ -309,7 +325,73 @@ impl SchemePart for Qsccp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use icn_tlv::{Interest, Name};
+    use crate::config::Config;
+    use crate::engine::FaceParams;
+    use crate::router::build;
+    use icn_tlv::{decode_packet, Interest, LpPacket, Name};
+
+    /// An Interest marked ServiceClass + 8 by a downstream router
+    /// penalises its flow at the upstream face, and every Interest this node
+    /// then sends for that flow carries the mark; another flow's do not.
+    #[test]
+    fn a_penalty_propagates_upstream_with_class_plus_8() {
+        for propagate in [true, false] {
+            let cfg = Config::from_toml_str(&format!(
+                "[cc]\nscheme = \"qsccp\"\n[cc.qsccp]\npropagate_penalty = {propagate}\n"
+            ))
+            .unwrap()
+            .router_config();
+            let mut f = build(&cfg, 7);
+            let t = Timestamp::from_millis(1);
+            let down = f.add_face(t, FaceParams::non_local("sim://down"));
+            let up = f.add_face(
+                t,
+                FaceParams::non_local("sim://up").with_capacity_bps(10_000_000),
+            );
+            f.fib_add_nexthop(&"/p".parse::<Name>().unwrap(), up, 0)
+                .unwrap();
+            let send = |f: &mut crate::router::Router, name: &str, nonce: u32, marked: bool| {
+                let mut i = Interest::new(name.parse::<Name>().unwrap());
+                i.nonce = Some(nonce);
+                let mut lp = LpPacket::default();
+                lp.cc.service_class = Some(ServiceClass::Af1);
+                lp.cc.service_penalised = marked;
+                lp.fragment = Some(i.encode());
+                f.handle_packet(t, down, lp.encode());
+            };
+            send(&mut f, "/p/greedy/seg=0", 1, true);
+            send(&mut f, "/p/fine/seg=0", 2, false);
+            // The flow's next Interest arrives unmarked: penalised here, it
+            // leaves marked.
+            send(&mut f, "/p/greedy/seg=1", 3, false);
+            let mut marks = Vec::new();
+            // The scheduler paces Interests by their expected Data.
+            for ms in 1..100 {
+                while let Some(tx) = f.poll_transmit(Timestamp::from_millis(ms)) {
+                    assert_eq!(tx.face, up);
+                    let (lp, _) = decode_packet(tx.bytes).unwrap();
+                    marks.push(lp.cc.service_penalised);
+                }
+            }
+            marks.sort();
+            // Without propagation a mark passes through untouched.
+            assert_eq!(marks, [false, propagate, true], "propagate = {propagate}");
+            let Some(super::super::scheme::Scheme::Qsccp(q)) =
+                f.cc_hooks().scheme(super::super::config::CcScheme::Qsccp)
+            else {
+                panic!("no qsccp state");
+            };
+            let sched = &q.faces[&up].cds;
+            let phi = |p: &str| {
+                sched.flow_phi(
+                    ServiceClass::Af1,
+                    flow_prefix_of(&Interest::new(p.parse().unwrap()).encode()),
+                )
+            };
+            assert_eq!(phi("/p/greedy/seg=0") < Some(1.0), propagate);
+            assert_eq!(phi("/p/fine/seg=0"), Some(1.0));
+        }
+    }
 
     #[test]
     fn flow_prefix_reads_the_name_in_place() {

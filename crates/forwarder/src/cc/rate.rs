@@ -16,26 +16,37 @@ pub(crate) struct RateFace {
     link: RateLink<OutPacket>,
 }
 
-/// The cc-core link-law parameters of `cfg`.
+/// The cc-core link-law parameters of `cfg` (each law from its own
+/// scheme's profile and keys).
 pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
-    let mut l = LinkLawConfig::default();
-    l.rcp = cc_core::rcp::RcpConfig {
-        alpha: cfg.rcp.alpha,
-        beta: cfg.rcp.beta,
-        eta: cfg.rcp.eta,
-        period: cfg.period(),
-        ..l.rcp
-    };
-    l.mircc.beta_min = cfg.mircc.beta_prime;
-    l.mircc.ewma_alpha = cfg.mircc.ewma_alpha;
-    l.mircc.eta = cfg.mircc.eta;
-    l.mircc.period = cfg.period();
-    l.mircc.secondary_keeps_headroom = cfg.mircc.secondary_keeps_headroom;
-    l
+    LinkLawConfig {
+        rcp: cc_core::rcp::RcpConfig {
+            alpha: cfg.rcp.alpha,
+            beta: cfg.rcp.beta,
+            eta: cfg.rcp.eta,
+            period: cfg.period(),
+            ..cc_core::rcp::RcpConfig::for_profile(cfg.rcp.profile)
+        },
+        mircc: cc_core::mircc::MirccConfig {
+            beta_min: cfg.mircc.beta_prime,
+            ewma_alpha: cfg.mircc.ewma_alpha,
+            eta: cfg.mircc.eta,
+            period: cfg.period(),
+            secondary_keeps_headroom: cfg.mircc.secondary_keeps_headroom,
+            secondary_starts_at_floor: cfg.mircc.secondary_starts_at_floor,
+            ..cc_core::mircc::MirccConfig::for_profile(cfg.mircc.profile)
+        },
+    }
 }
 
-/// The cc-core rate-link parameters of `cfg`.
-pub(crate) fn rate_link_config(cfg: &CcConfig) -> RateLinkConfig {
+/// The cc-core rate-link parameters of `cfg` for a face running `kind`
+/// (q(t) sampling follows that scheme's keys).
+pub(crate) fn rate_link_config(cfg: &CcConfig, kind: CcScheme) -> RateLinkConfig {
+    let (mean_queue, rcp_one_data_allowance) = if kind == CcScheme::Mircc {
+        (cfg.mircc.mean_queue, cfg.rcp.one_data_allowance)
+    } else {
+        (cfg.rcp.mean_queue, cfg.rcp.one_data_allowance)
+    };
     RateLinkConfig {
         law: link_law_config(cfg),
         shaper: ShaperConfig {
@@ -45,6 +56,8 @@ pub(crate) fn rate_link_config(cfg: &CcConfig) -> RateLinkConfig {
             ..ShaperConfig::default()
         },
         period_bounds: cfg.period_bounds(),
+        mean_queue,
+        rcp_one_data_allowance,
     }
 }
 
@@ -56,7 +69,7 @@ impl RateFace {
             LawKind::Rcp
         };
         RateFace {
-            link: RateLink::new(law, &rate_link_config(cfg), capacity_bps),
+            link: RateLink::new(law, &rate_link_config(cfg, kind), capacity_bps),
         }
     }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
+use cc_core::Profile;
 use clap::{Args, Parser, Subcommand};
 use icn_lab::agree::Agreement;
 use icn_lab::report::{self, ReportMeta};
@@ -80,6 +81,9 @@ enum Cmd {
         /// Sweep directory; default lab-runs/sweep-<UTC time>.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Parameters of every scheme: `tuned` or `paper`.
+        #[arg(long, default_value = "tuned")]
+        profile: Profile,
     },
     /// Runs each scheme in virtual time and on namespaces (root) and checks
     /// they agree (utilisation within 5 points, flow rates within 10 %,
@@ -122,6 +126,10 @@ struct Common {
     /// Run directory; default lab-runs/<scenario>-<scheme(s)>-<UTC time>.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Parameters of every scheme's forwarders and consumers: `tuned`
+    /// (icnfwd's defaults) or `paper` (docs/deviations.md).
+    #[arg(long, default_value = "tuned")]
+    profile: Profile,
 }
 
 /// `YYYYmmddTHHMMSSZ` of now (UTC), for run directory names.
@@ -166,7 +174,12 @@ fn run_one(sc: &Scenario, scheme: &str, c: &Common, real: bool) -> Result<RunRes
     if !(duration_s > 0.0 && duration_s <= 600.0) {
         bail!("--duration must be in (0, 600] s");
     }
-    let what = format!("{} {}/{scheme}", if real { "real" } else { "sim" }, sc.name);
+    let what = format!(
+        "{} {}/{scheme} ({})",
+        if real { "real" } else { "sim" },
+        sc.name,
+        sc.profile
+    );
     let wall = Instant::now();
     let r = if real {
         if !real::netns::available() {
@@ -256,7 +269,8 @@ fn sweep(
     let mut all_agree = true;
     for (k, p) in points.iter().enumerate() {
         eprintln!("[sweep] point {}/{}: {}", k + 1, points.len(), p.label);
-        let sc = p.scenario()?;
+        let mut sc = p.scenario()?;
+        sc.profile = c.profile;
         let c = Common {
             scenario: p.label.clone(),
             ..c.clone()
@@ -334,6 +348,7 @@ fn main() -> Result<()> {
         seed,
         duration,
         out,
+        profile,
     } = cmd
     {
         let points = if points.is_empty() {
@@ -360,6 +375,7 @@ fn main() -> Result<()> {
             sample_ms: 100,
             segment_bytes: None,
             out: None,
+            profile,
         };
         let out =
             out.unwrap_or_else(|| PathBuf::from("lab-runs").join(format!("sweep-{}", utc_stamp())));
@@ -384,6 +400,7 @@ fn main() -> Result<()> {
         Cmd::Sweep { .. } => unreachable!("handled above"),
     };
     let mut sc = Scenario::load(&scenario_path(&common.scenario))?;
+    sc.profile = common.profile;
     let schemes = if schemes.is_empty() {
         sc.schemes.clone()
     } else {
@@ -412,7 +429,13 @@ fn main() -> Result<()> {
         }
     };
     let out = common.out.clone().unwrap_or_else(|| {
-        PathBuf::from("lab-runs").join(format!("{}-{}-{}", sc.name, schemes.join("+"), utc_stamp()))
+        PathBuf::from("lab-runs").join(format!(
+            "{}-{}-{}-{}",
+            sc.name,
+            schemes.join("+"),
+            sc.profile,
+            utc_stamp()
+        ))
     });
     let meta = ReportMeta {
         scenario: &sc,

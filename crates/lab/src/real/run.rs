@@ -91,6 +91,9 @@ fn consumer_args(sc: &Scenario, scheme: &str, f: &Flow) -> Vec<String> {
     if cc == "qsccp" {
         a.extend(["--class".into(), f.class.clone()]);
     }
+    if sc.profile != cc_core::Profile::Tuned {
+        a.extend(["--profile".into(), sc.profile.name().into()]);
+    }
     a
 }
 

@@ -3,6 +3,7 @@
 //! consumer/producer processes. Everything is torn down on drop (processes
 //! first, then namespaces), also when a test panics.
 
+use cc_core::Profile;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -138,11 +139,18 @@ pub fn cc_section(sc: &Scenario, scheme: &str, caps: Caps) -> String {
     if caps.cc_period {
         let _ = writeln!(c, "period_ms = {}", sc.cc_period_ms);
     }
-    if let Some(kv) = sc.cc_extra.get(scheme) {
+    let extra = sc.cc_extra.get(scheme);
+    // `none` has no table; `tuned` is icnfwd's default and not written, so
+    // the tuned table is the one icnfwd ran before profiles existed.
+    let paper = sc.profile == Profile::Paper && scheme != "none";
+    if extra.is_some() || paper {
         let _ = writeln!(c, "[cc.{scheme}]");
-        for (k, v) in kv {
-            let _ = writeln!(c, "{k} = {}", toml_value(v));
-        }
+    }
+    if paper {
+        let _ = writeln!(c, "profile = \"{}\"", sc.profile.name());
+    }
+    for (k, v) in extra.into_iter().flatten() {
+        let _ = writeln!(c, "{k} = {}", toml_value(v));
     }
     if !sc.multicast_groups.is_empty() {
         c.push_str("[multicast_groups]\n");

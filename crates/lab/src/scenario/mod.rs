@@ -10,6 +10,7 @@ mod raw;
 #[cfg(test)]
 mod tests;
 
+use cc_core::Profile;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -123,6 +124,9 @@ pub struct Scenario {
     /// `None`: the engine's bound. Virtual time only: icnfwd has no such
     /// key, so the namespace runner warns and runs without it.
     pub queue_packets: Option<usize>,
+    /// Parameter profile of every scheme's forwarders and consumers
+    /// (`icnlab --profile`; not a file key: one scenario runs under both).
+    pub profile: Profile,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -408,6 +412,7 @@ impl Scenario {
             groups,
             multicast_groups,
             queue_packets,
+            profile: Profile::Tuned,
         };
         for f in &sc.flows {
             if sc.hops(&f.consumer, &f.producer).is_none() {

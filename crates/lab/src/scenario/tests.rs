@@ -321,5 +321,5 @@ fn multicast_groups_lines_reach_the_forwarder_config() {
     };
     let c = crate::real::topo::cc_section(&s, "none", caps);
     let cfg = icn_forwarder::config::Config::from_toml_str(&c).unwrap();
-    assert_eq!(cfg.multicast_groups.occupancy_queue_packets, 50);
+    assert_eq!(cfg.multicast_groups.occupancy_queue_packets, Some(50));
 }

@@ -71,6 +71,7 @@ pub(super) fn consumer_options(
         objective: (kind == LawKind::Ccc)
             .then(|| RateSpec::BitsPerSec(f.objective_bps.unwrap_or(1e9))),
         class,
+        profile: sc.profile,
         ..SchemeOptions::default()
     })
 }

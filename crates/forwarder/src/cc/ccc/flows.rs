@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use cc_core::ccc::{producer_constraint_ips, CccConfig, CccFlow, CccSupervisor};
+use cc_core::ccc::{producer_constraint_ips, CccConfig, CccFlow, CccSupervisor, NextHop};
 use cc_core::{Duration, Timestamp};
 
 use crate::engine::FaceId;
@@ -306,6 +306,32 @@ impl CccFlows {
     /// Flows whose Data leave by `face`.
     pub(crate) fn flow_count(&self, face: FaceId) -> usize {
         self.flows.keys().filter(|(_, d)| *d == face).count()
+    }
+
+    /// The pace at which `face` releases the Interests of (`prefix`,
+    /// `downstream`), None when the flow or that next hop is unknown.
+    pub(crate) fn hop_pace_ips(
+        &self,
+        prefix: u64,
+        downstream: FaceId,
+        face: FaceId,
+    ) -> Option<f64> {
+        self.flows
+            .get(&(prefix, downstream))?
+            .flow
+            .hop_pace_ips(face.0)
+    }
+
+    /// The next hops of flow (`prefix`, `downstream`), none if untracked.
+    pub(crate) fn next_hops(&self, prefix: u64, downstream: FaceId) -> &[NextHop] {
+        self.flows
+            .get(&(prefix, downstream))
+            .map_or(&[], |e| e.flow.next_hops())
+    }
+
+    /// The cc-core parameters of the node's flows.
+    pub(crate) fn config(&self) -> &CccConfig {
+        &self.cfg
     }
 
     /// The flow of (`prefix`, `downstream`), for tests and status.

@@ -5,22 +5,38 @@
 //! [`flows`]; this module connects it to the engine's hooks and strategy.
 
 mod flows;
+#[cfg(test)]
+mod pacing_tests;
 
 pub(crate) use flows::{ips_to_wire, wire_to_ips};
 
+use std::collections::BTreeMap;
+
+use cc_core::ccc::pacer::{InterestPacer, Paced};
 use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
 
 use super::config::CcConfig;
+use super::qsccp::flow_prefix_of;
 use super::scheme::{Decide, FaceFacts, SchemePart};
 use crate::engine::{
-    Action, CcFaceStatus, FaceId, IncomingInterest, OutPacket, PitEntry, QueueView,
+    Action, CcFaceStatus, FaceId, HookDequeue, IncomingInterest, InterestAdmission, OutPacket,
+    PitEntry, QueueView,
 };
 use flows::{Candidate, CccFlows};
+
+/// A flow in a face's pacer: (prefix, downstream face).
+type PacedFlow = (u64, FaceId);
+
+/// How long a flow's pacer state outlives its last Interest.
+const PACER_IDLE: Duration = Duration::from_secs(1);
 
 /// CCC on one node.
 pub(crate) struct Ccc {
     pub(crate) flows: CccFlows,
+    /// Per output face, the Interests of each flow waiting for their pace
+    /// (`p_o,k`, §IV-A).
+    pacers: BTreeMap<FaceId, InterestPacer<PacedFlow, OutPacket>>,
     /// Next hops and downstreams of the packet at hand (reused per packet).
     cands: Vec<Candidate>,
     downs: Vec<FaceId>,
@@ -30,6 +46,7 @@ impl Ccc {
     pub(crate) fn new(cfg: &CcConfig) -> Self {
         Ccc {
             flows: CccFlows::new(cfg.ccc.core(cfg.period())),
+            pacers: BTreeMap::new(),
             cands: Vec::new(),
             downs: Vec::new(),
         }
@@ -43,10 +60,94 @@ impl Ccc {
     }
 }
 
+impl Ccc {
+    /// Tuned (`next_hop_by_room`): among the flow's next hops with a pace,
+    /// the one whose pacer would release this Interest first; the
+    /// round-robin pick (`picked`) unless another is strictly sooner. Over
+    /// time each face still sends at most its pace; what changes is that
+    /// an Interest no longer waits behind one face while another has room.
+    fn roomiest_hop(
+        &self,
+        now: Timestamp,
+        prefix: u64,
+        downstream: FaceId,
+        picked: FaceId,
+        objective: f64,
+    ) -> (FaceId, f64) {
+        let cfg = self.flows.config();
+        let hops = self.flows.next_hops(prefix, downstream);
+        if !cfg.pace_interests || !cfg.next_hop_by_room || hops.len() < 2 {
+            return (picked, objective);
+        }
+        let wait = |face: FaceId| {
+            let pace = self
+                .flows
+                .hop_pace_ips(prefix, downstream, face)
+                .filter(|p| *p > 0.0)?;
+            Some(
+                self.pacers
+                    .get(&face)
+                    .map_or(Duration::ZERO, |p| p.wait(now, (prefix, downstream), pace)),
+            )
+        };
+        let Some(mut best_wait) = wait(picked) else {
+            return (picked, objective);
+        };
+        let mut best = (picked, objective);
+        for h in hops {
+            if let Some(w) = wait(FaceId(h.face)).filter(|w| *w < best_wait) {
+                best_wait = w;
+                best = (FaceId(h.face), h.objective_ips);
+            }
+        }
+        best
+    }
+}
+
 impl SchemePart for Ccc {
     fn face_removed(&mut self, face: FaceId) -> usize {
         self.flows.face_removed(face);
-        0
+        self.pacers.remove(&face).map_or(0, |p| p.len())
+    }
+
+    /// An Interest of a known flow towards one of its next hops waits in
+    /// that face's pacer for the flow's pace there; a flow over its queue
+    /// bound is refused (the engine Nacks, reason Congestion).
+    fn admit_interest(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        pkt: OutPacket,
+        _facts: &FaceFacts,
+    ) -> Result<InterestAdmission, OutPacket> {
+        let cfg = *self.flows.config();
+        if !cfg.pace_interests {
+            return Err(pkt);
+        }
+        let key = (flow_prefix_of(&pkt.wire), pkt.ingress);
+        let Some(pace) = self.flows.hop_pace_ips(key.0, key.1, face) else {
+            return Err(pkt);
+        };
+        let pacer = self
+            .pacers
+            .entry(face)
+            .or_insert_with(|| InterestPacer::new(cfg.pacer));
+        Ok(match pacer.enqueue(now, key, pace, pkt) {
+            Ok(()) => InterestAdmission::Queued,
+            Err(pkt) => InterestAdmission::Rejected {
+                pkt,
+                cc: CcFields::default(),
+            },
+        })
+    }
+
+    fn dequeue_interest(&mut self, now: Timestamp, face: FaceId) -> Option<HookDequeue> {
+        let p = self.pacers.get_mut(&face)?;
+        Some(match p.dequeue(now) {
+            Paced::Item(pkt) => HookDequeue::Item(pkt),
+            Paced::NotBefore(t) => HookDequeue::NotBefore(t),
+            Paced::Empty => HookDequeue::Empty,
+        })
     }
 
     fn capacity_changed(&mut self, _now: Timestamp, face: FaceId, facts: &FaceFacts) {
@@ -77,6 +178,9 @@ impl SchemePart for Ccc {
     fn handle_timeout(&mut self, now: Timestamp) {
         if self.flows.poll_timeout().is_some_and(|t| t <= now) {
             self.flows.handle_timeout(now);
+            for p in self.pacers.values_mut() {
+                p.prune(now, PACER_IDLE);
+            }
         }
     }
 
@@ -132,7 +236,9 @@ impl SchemePart for Ccc {
             .flows
             .on_interest(d.now, prefix, downstream, objective, &with_caps)
         {
-            Some((face, hop_objective)) => {
+            Some((picked, objective)) => {
+                let (face, hop_objective) =
+                    self.roomiest_hop(d.now, prefix, downstream, picked, objective);
                 let mut cc = cc_in;
                 cc.pace_objective_milli_ips = Some(ips_to_wire(hop_objective));
                 d.push(Action::ForwardCc { face, cc });

@@ -1,0 +1,419 @@
+//! The `[cc.<scheme>]` tables of the schemes with a paper profile (RCP,
+//! MIRCC, QSCCP, CCC): every key defaults to its `profile`'s value
+//! (docs/deviations.md), taken from the scheme's cc-core configuration.
+
+use cc_core::ccc::{Augmentation, CccConfig, InterestPace};
+use cc_core::{Duration, Profile};
+use serde::Deserialize;
+
+/// A per-scheme table whose keys default to its `profile`'s values: serde
+/// reads every key as optional ($raw), then the profile fills the gaps, so
+/// `profile = "paper"` with one key set runs the paper but for that key.
+macro_rules! profiled_params {
+    ($name:ident, $raw:ident { $($f:ident : $t:ty),* $(,)? }) => {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct $raw {
+            profile: Option<Profile>,
+            $($f: Option<$t>,)*
+        }
+
+        impl From<$raw> for $name {
+            fn from(r: $raw) -> Self {
+                let profile = r.profile.unwrap_or_default();
+                let d = $name::for_profile(profile);
+                $name {
+                    profile,
+                    $($f: r.$f.unwrap_or(d.$f),)*
+                }
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name::for_profile(Profile::Tuned)
+            }
+        }
+    };
+}
+
+/// `[cc.rcp]`: RCP eq. 1 gains (MIRCC's adaptation, docs/algorithms.md §6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(from = "RawRcp")]
+pub struct RcpParams {
+    /// `paper` or `tuned` (default): where the keys below default from.
+    pub profile: Profile,
+    /// α.
+    pub alpha: f64,
+    /// β.
+    pub beta: f64,
+    /// Target utilisation η.
+    pub eta: f64,
+    /// q(t) averaged over the period rather than sampled at its end (the
+    /// paper; both profiles, the average measured no benefit).
+    pub mean_queue: bool,
+    /// Charge only the queue beyond one Data (tuned) or all of it (paper).
+    pub one_data_allowance: bool,
+}
+
+impl RcpParams {
+    /// The parameters of `profile` (cc-core's `RcpConfig::for_profile`).
+    pub fn for_profile(profile: Profile) -> Self {
+        let d = cc_core::rcp::RcpConfig::for_profile(profile);
+        let l = cc_core::rate_link::RateLinkConfig::for_profile(profile);
+        RcpParams {
+            profile,
+            alpha: d.alpha,
+            beta: d.beta,
+            eta: d.eta,
+            mean_queue: l.mean_queue,
+            one_data_allowance: l.rcp_one_data_allowance,
+        }
+    }
+}
+
+profiled_params!(
+    RcpParams,
+    RawRcp {
+        alpha: f64,
+        beta: f64,
+        eta: f64,
+        mean_queue: bool,
+        one_data_allowance: bool,
+    }
+);
+
+/// `[cc.mircc]`: MIRCC §3-4 parameters and the Interest shaper.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(from = "RawMircc")]
+pub struct MirccParams {
+    /// `paper` or `tuned` (default): where the keys below default from.
+    pub profile: Profile,
+    /// β' (0.1).
+    pub beta_prime: f64,
+    /// EWMA α of base/excess (0.5).
+    pub ewma_alpha: f64,
+    /// Target utilisation η (0.95).
+    pub eta: f64,
+    /// Interests the per-face shaper may hold (shared with RCP).
+    pub shaper_queue: usize,
+    /// Longest wait in the shaper, ms (50; shared with RCP): an Interest
+    /// that would wait longer is Nacked with the face's rates.
+    pub shaper_max_delay_ms: u64,
+    /// Share of the Data-direction capacity the shaper books.
+    pub data_share: f64,
+    /// Secondary rate on Cs = C − yp/η (tuned) or eq. 11's C − yp (paper);
+    /// see `cc_core::mircc::MirccConfig::secondary_keeps_headroom`.
+    pub secondary_keeps_headroom: bool,
+    /// Rs starts at its floor (tuned) or at η·C like Rp (paper).
+    pub secondary_starts_at_floor: bool,
+    /// q(t) averaged over the period rather than sampled at its end (the
+    /// paper; both profiles, the average measured no benefit).
+    pub mean_queue: bool,
+}
+
+impl MirccParams {
+    /// The parameters of `profile` (cc-core's `MirccConfig::for_profile`).
+    pub fn for_profile(profile: Profile) -> Self {
+        let d = cc_core::mircc::MirccConfig::for_profile(profile);
+        let l = cc_core::rate_link::RateLinkConfig::for_profile(profile);
+        let s = l.shaper;
+        MirccParams {
+            profile,
+            beta_prime: d.beta_min,
+            ewma_alpha: d.ewma_alpha,
+            eta: d.eta,
+            shaper_queue: s.max_queue,
+            shaper_max_delay_ms: u64::try_from(s.max_delay.as_millis()).unwrap_or(u64::MAX),
+            data_share: s.data_share,
+            secondary_keeps_headroom: d.secondary_keeps_headroom,
+            secondary_starts_at_floor: d.secondary_starts_at_floor,
+            mean_queue: l.mean_queue,
+        }
+    }
+}
+
+profiled_params!(
+    MirccParams,
+    RawMircc {
+        beta_prime: f64,
+        ewma_alpha: f64,
+        eta: f64,
+        shaper_queue: usize,
+        shaper_max_delay_ms: u64,
+        data_share: f64,
+        secondary_keeps_headroom: bool,
+        secondary_starts_at_floor: bool,
+        mean_queue: bool,
+    }
+);
+
+/// `[cc.qsccp]`: CDS scheduler, PECN and multipath feedback.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(from = "RawQsccp")]
+pub struct QsccpParams {
+    /// `paper` or `tuned` (default): where the keys below default from.
+    pub profile: Profile,
+    /// Target utilisation η (0.99).
+    pub eta: f64,
+    /// δ_EF: share of the link EF may use (0.3).
+    pub ef_cap_fraction: f64,
+    /// δ of CS7 and CS6 (0.2 each).
+    pub cs7_cap_fraction: f64,
+    /// δ of CS6.
+    pub cs6_cap_fraction: f64,
+    /// ω of AF4, AF3, AF2, AF1, BE (5:4:3:2:1).
+    pub class_weights: [f64; 5],
+    /// Interests queued per flow (20).
+    pub flow_queue_capacity: u32,
+    /// κ: offered/target ratio counted as greedy (1.2).
+    pub kappa: f64,
+    /// λ: periods over κ before a flow is penalised (10).
+    pub lambda: u8,
+    /// φ of a penalised flow (0.5).
+    pub phi_penalty: f64,
+    /// Share of Interests sent to a random next hop (0.01).
+    pub probe_probability: f64,
+    /// u of an upstream face without feedback yet, bit/s (2 Mb/s).
+    pub default_upstream_bps: f64,
+    /// How far below its class's token bucket a delay-sensitive (CS7, CS6,
+    /// EF) flow's TargetRate is set, fraction (tuned 0.05; paper 0).
+    pub ds_rate_headroom: f64,
+    /// The same for delay-tolerant flows (tuned 0.03; paper 0).
+    pub dt_rate_headroom: f64,
+    /// Scale each delay-tolerant flow's TargetRate by σ of its own queue
+    /// occupancy (tuned; paper: off, queues may stand).
+    pub dt_queue_factor: bool,
+    /// Tell a flow not yet rated its share of its class's capacity
+    /// (tuned; paper: no rate before its first period).
+    pub rate_new_flows: bool,
+    /// Stretch the PECN period so each flow brings this many Data per
+    /// period at its fair share (tuned 4; paper 0 = fixed T).
+    pub min_data_per_flow: u32,
+    /// Propagate a penalty upstream with ServiceClass + 8 (the authors'
+    /// code; both profiles).
+    pub propagate_penalty: bool,
+}
+
+impl QsccpParams {
+    /// The parameters of `profile` (cc-core's `QsccpConfig::for_profile`).
+    pub fn for_profile(profile: Profile) -> Self {
+        let c = cc_core::qsccp::QsccpConfig::for_profile(profile);
+        let m = cc_core::qsccp::MultipathConfig::default();
+        QsccpParams {
+            profile,
+            eta: c.eta,
+            ef_cap_fraction: c.delta[2],
+            cs7_cap_fraction: c.delta[0],
+            cs6_cap_fraction: c.delta[1],
+            class_weights: c.omega,
+            flow_queue_capacity: c.flow_queue_capacity,
+            kappa: c.kappa,
+            lambda: c.lambda,
+            phi_penalty: c.phi_penalty,
+            probe_probability: m.probe_probability,
+            default_upstream_bps: m.default_upstream_bps,
+            ds_rate_headroom: c.ds_rate_headroom,
+            dt_rate_headroom: c.dt_rate_headroom,
+            dt_queue_factor: c.dt_queue_factor,
+            rate_new_flows: c.rate_new_flows,
+            min_data_per_flow: c.min_data_per_flow,
+            propagate_penalty: c.propagate_penalty,
+        }
+    }
+}
+
+profiled_params!(
+    QsccpParams,
+    RawQsccp {
+        eta: f64,
+        ef_cap_fraction: f64,
+        cs7_cap_fraction: f64,
+        cs6_cap_fraction: f64,
+        class_weights: [f64; 5],
+        flow_queue_capacity: u32,
+        kappa: f64,
+        lambda: u8,
+        phi_penalty: f64,
+        probe_probability: f64,
+        default_upstream_bps: f64,
+        ds_rate_headroom: f64,
+        dt_rate_headroom: f64,
+        dt_queue_factor: bool,
+        rate_new_flows: bool,
+        min_data_per_flow: u32,
+        propagate_penalty: bool,
+    }
+);
+
+/// `[cc.ccc]`: queue supervision.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(from = "RawCcc")]
+pub struct CccParams {
+    /// `paper` or `tuned` (default): where the keys below default from.
+    pub profile: Profile,
+    /// Supervision period τ, ms (0 = `period_ms`).
+    pub supervision_ms: u64,
+    /// Pace reduction factor of Algorithm 5 (0.9).
+    pub reduction: f64,
+    /// Data size assumed before a flow's first Data, bytes (8400).
+    pub default_data_size_bytes: u32,
+    /// Reading of Algorithm 6: `max_min_share` (tuned: flows below their
+    /// max-min share of the face are raised to it, which reaches per-link
+    /// max-min fairness) or `spare_share` (paper: only the spare
+    /// bandwidth of eq. 12 is shared, so a split left unequal by the last
+    /// reduction stays unequal; cc-core README, "CCC closed loop").
+    pub augmentation: Augmentation,
+    /// Share η of a face's capacity the supervisor hands out (tuned 0.95,
+    /// paper 1). With η = 1 the constraints can add up to exactly C, and a
+    /// queue a burst built never drains.
+    pub utilisation: f64,
+    /// Algorithm 4's congestion test: a Data/Nack dropped on the face, or
+    /// (when > 0) one that waited longer than this in the face's queue, ms
+    /// (tuned 20). 0 is the literal reading (paper: drops only): with a
+    /// deep buffer the queue then has to fill before anything is cut, and
+    /// the drops stall consumers for an RTO.
+    pub congestion_sojourn_ms: u64,
+    /// A new flow's first constraint is an equal share of the face
+    /// (tuned) rather than what its next hops allow (paper).
+    pub admit_equal_share: bool,
+    /// Algorithm 5 never cuts below this fraction of a flow's max-min
+    /// share (tuned 0.5; paper 0).
+    pub reduction_floor_share: f64,
+    /// Pace each flow's Interests on every output face (§IV-A; both
+    /// profiles). `false` only splits them by round robin.
+    pub pace_interests: bool,
+    /// The pacing rate: `outgoing_pace` (p_o,k, the paper) or
+    /// `constraint` (p_i,k_max, tuned).
+    pub interest_pace: InterestPace,
+    /// Interests a flow may wait with in a face's pacer; more are Nacked.
+    pub pacer_queue: usize,
+    /// The pacer's bucket holds at least this long at the flow's pace, ms
+    /// (tuned 20, paper 0: two Interests).
+    pub pacer_burst_ms: u64,
+    /// Send each Interest to the next hop whose pacer releases it first
+    /// (tuned) rather than by the paces' round robin alone (paper).
+    pub next_hop_by_room: bool,
+}
+
+impl CccParams {
+    /// The parameters of `profile` (cc-core's `CccConfig::for_profile`).
+    pub fn for_profile(profile: Profile) -> Self {
+        let c = CccConfig::for_profile(profile);
+        CccParams {
+            profile,
+            supervision_ms: 0,
+            reduction: c.reduction_factor,
+            default_data_size_bytes: c.initial_data_size_bytes as u32,
+            augmentation: c.augmentation,
+            utilisation: c.utilisation,
+            congestion_sojourn_ms: u64::try_from(c.congestion_sojourn.as_millis())
+                .unwrap_or(u64::MAX),
+            admit_equal_share: c.admit_equal_share,
+            reduction_floor_share: c.reduction_floor_share,
+            pace_interests: c.pace_interests,
+            interest_pace: c.interest_pace,
+            pacer_queue: c.pacer.max_queue,
+            pacer_burst_ms: u64::try_from(c.pacer.burst_time.as_millis()).unwrap_or(u64::MAX),
+            next_hop_by_room: c.next_hop_by_room,
+        }
+    }
+
+    /// The cc-core configuration, τ defaulting to the control period.
+    pub fn core(&self, period: Duration) -> CccConfig {
+        CccConfig {
+            supervision_period: if self.supervision_ms == 0 {
+                period
+            } else {
+                Duration::from_millis(self.supervision_ms)
+            },
+            reduction_factor: self.reduction,
+            initial_data_size_bytes: f64::from(self.default_data_size_bytes.max(1)),
+            augmentation: self.augmentation,
+            utilisation: self.utilisation,
+            congestion_sojourn: Duration::from_millis(self.congestion_sojourn_ms),
+            admit_equal_share: self.admit_equal_share,
+            reduction_floor_share: self.reduction_floor_share,
+            pace_interests: self.pace_interests,
+            interest_pace: self.interest_pace,
+            pacer: cc_core::ccc::pacer::PacerConfig {
+                max_queue: self.pacer_queue.max(1),
+                burst_time: Duration::from_millis(self.pacer_burst_ms),
+                ..CccConfig::for_profile(self.profile).pacer
+            },
+            next_hop_by_room: self.next_hop_by_room,
+            ..CccConfig::for_profile(self.profile)
+        }
+    }
+}
+
+profiled_params!(
+    CccParams,
+    RawCcc {
+        supervision_ms: u64,
+        reduction: f64,
+        default_data_size_bytes: u32,
+        augmentation: Augmentation,
+        utilisation: f64,
+        congestion_sojourn_ms: u64,
+        admit_equal_share: bool,
+        reduction_floor_share: f64,
+        pace_interests: bool,
+        interest_pace: InterestPace,
+        pacer_queue: usize,
+        pacer_burst_ms: u64,
+        next_hop_by_room: bool,
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::CcConfig;
+    use super::*;
+
+    /// `profile` picks where unset keys default from; a key set beside it
+    /// wins; no profile is `tuned`, whose values are the ones icnfwd ran
+    /// before profiles existed (written out here, not derived).
+    #[test]
+    fn profiles_fill_the_keys_not_given() {
+        let tuned = CcConfig::default();
+        assert_eq!(tuned.ccc.profile, Profile::Tuned);
+        assert_eq!(tuned.ccc.augmentation, Augmentation::MaxMinShare);
+        assert_eq!(
+            (tuned.ccc.utilisation, tuned.ccc.congestion_sojourn_ms),
+            (0.95, 20)
+        );
+        assert!(tuned.ccc.admit_equal_share && tuned.ccc.reduction_floor_share == 0.5);
+        assert_eq!(tuned.ccc.interest_pace, InterestPace::Constraint);
+        assert!(tuned.ccc.next_hop_by_room);
+        assert_eq!(
+            (tuned.qsccp.ds_rate_headroom, tuned.qsccp.dt_rate_headroom),
+            (0.05, 0.03)
+        );
+        assert!(tuned.qsccp.dt_queue_factor && tuned.qsccp.rate_new_flows);
+        assert!(tuned.mircc.secondary_keeps_headroom && tuned.mircc.secondary_starts_at_floor);
+        assert!(tuned.rcp.one_data_allowance);
+
+        let paper: CcConfig = toml::from_str(
+            "[ccc]\nprofile = \"paper\"\nutilisation = 0.9\n[qsccp]\nprofile = \"paper\"\n\
+             [mircc]\nprofile = \"paper\"\n[rcp]\nprofile = \"paper\"\n",
+        )
+        .unwrap();
+        assert!(paper.validate().is_ok());
+        let c = paper.ccc.core(Duration::from_millis(100));
+        assert_eq!(c.augmentation, Augmentation::SpareShare);
+        assert_eq!(c.congestion_sojourn, Duration::ZERO);
+        assert!(!c.admit_equal_share && c.reduction_floor_share == 0.0);
+        assert_eq!(c.interest_pace, InterestPace::OutgoingPace);
+        assert!(!c.next_hop_by_room);
+        assert_eq!(c.utilisation, 0.9, "a key given beside the profile wins");
+        assert_eq!(paper.qsccp.ds_rate_headroom, 0.0);
+        assert!(!paper.qsccp.dt_queue_factor && !paper.qsccp.rate_new_flows);
+        assert_eq!(paper.qsccp.min_data_per_flow, 0);
+        assert!(!paper.mircc.secondary_keeps_headroom);
+        assert!(!paper.mircc.secondary_starts_at_floor);
+        assert!(!paper.rcp.one_data_allowance);
+        assert!(toml::from_str::<CcConfig>("[ccc]\nprofile = \"literal\"\n").is_err());
+        assert!(toml::from_str::<CcConfig>("[ccc]\nprofile = \"paper\"\nreductio = 1\n").is_err());
+    }
+}
