@@ -267,6 +267,15 @@ impl Default for PconSplit {
 /// Timeouts and congestion Nacks still halve.
 pub const PCON_MARK_MD_COEF: f64 = 0.8;
 
+/// AIMD's decrease on a mark in a PCON consumer of `profile`: the paper's
+/// consumer (ndnget) halves as on a loss; tuned uses [`PCON_MARK_MD_COEF`].
+pub fn pcon_mark_md_coef(profile: crate::Profile) -> f64 {
+    match profile {
+        crate::Profile::Paper => 0.5,
+        crate::Profile::Tuned => PCON_MARK_MD_COEF,
+    }
+}
+
 /// Which ndnget window a PCON consumer runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

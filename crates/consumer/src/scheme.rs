@@ -162,7 +162,12 @@ impl SchemeOptions {
             init_ssthresh: ssthresh,
             ai_step: self.aimd_step,
             md_coef: self.aimd_beta,
-            mark_md_coef: self.aimd_mark_beta,
+            // PCON's paper consumer halves on a mark as on a loss; tuned
+            // leaves it unset so PconConsumer applies its ABE factor.
+            mark_md_coef: self.aimd_mark_beta.or(
+                (self.kind == LawKind::Pcon && self.profile == Profile::Paper)
+                    .then(|| cc_core::pcon::pcon_mark_md_coef(Profile::Paper)),
+            ),
             reset_cwnd_to_init: self.reset_cwnd_to_init,
             disable_cwa: self.disable_cwa,
             ignore_marks: self.ignore_marks,
@@ -221,12 +226,15 @@ impl SchemeOptions {
                 max_outstanding: max_out,
                 ..CccConsumerConfig::for_profile(self.profile)
             },
-            wincm: WincmConsumerConfig {
-                init_cwnd: self.init_cwnd.unwrap_or(d.wincm.init_cwnd),
-                max_window: f64::from(max_out),
-                disable_cwa: self.disable_cwa,
-                rtt: self.rtt,
-                ..d.wincm
+            wincm: {
+                let w = WincmConsumerConfig::for_profile(self.profile);
+                WincmConsumerConfig {
+                    init_cwnd: self.init_cwnd.unwrap_or(w.init_cwnd),
+                    max_window: f64::from(max_out),
+                    disable_cwa: self.disable_cwa,
+                    rtt: self.rtt,
+                    ..w
+                }
             },
             qsccp: QsccpConsumerConfig {
                 initial_rate_bps: self.rate_bps(d.qsccp.initial_rate_bps),

@@ -401,3 +401,48 @@ fn fixed_and_none_keep_their_limit_under_marks() {
         assert_eq!(p.stats().mark_decreases, 0);
     }
 }
+
+/// `--profile paper` gives PCON ndnget's halving on a mark (tuned: ABE's
+/// 0.8) and WinCM the paper's β = 4 (tuned 1.5); `--aimd-mark-beta` wins
+/// over either.
+#[test]
+fn pcon_and_wincm_profiles_reach_the_laws() {
+    let mark = DataFeedback {
+        congestion_mark: 1,
+        ..DataFeedback::default()
+    };
+    let after_mark = |kind, profile, mark_beta: Option<f64>| {
+        let o = SchemeOptions {
+            kind,
+            profile,
+            aimd_mark_beta: mark_beta,
+            init_cwnd: Some(20.0),
+            ..SchemeOptions::default()
+        };
+        let mut law = AnyConsumerLaw::new(kind, &o.law_config());
+        law.on_data(Timestamp::from_millis(100), &mark);
+        value(law.limit())
+    };
+    assert_eq!(after_mark(LawKind::Pcon, Profile::Tuned, None), 16.0);
+    assert_eq!(after_mark(LawKind::Pcon, Profile::Paper, None), 10.0);
+    assert_eq!(after_mark(LawKind::Pcon, Profile::Paper, Some(0.9)), 18.0);
+    assert_eq!(after_mark(LawKind::Aimd, Profile::Tuned, None), 10.0);
+    // WinCM's initial window is also its floor: grow it from 1 first.
+    let wincm = |profile| {
+        let o = SchemeOptions {
+            kind: LawKind::Wincm,
+            profile,
+            ..SchemeOptions::default()
+        };
+        let mut law = AnyConsumerLaw::new(LawKind::Wincm, &o.law_config());
+        let t = Timestamp::from_millis(100);
+        for _ in 0..12 {
+            law.on_data(t, &DataFeedback::default());
+        }
+        assert_eq!(value(law.limit()), 13.0);
+        law.on_data(t, &mark);
+        value(law.limit())
+    };
+    assert_eq!(wincm(Profile::Tuned), 11.5);
+    assert_eq!(wincm(Profile::Paper), 9.0);
+}

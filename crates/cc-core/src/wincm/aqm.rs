@@ -32,6 +32,16 @@ impl MultiMarkConfig {
             interval: Duration::from_millis(110),
         }
     }
+
+    /// The configuration of `profile` (tuned is the default: 100 ms, as
+    /// CoDel and PCON; 110 ms measured a 3.8 ms higher mean p95 queue over
+    /// the envelope sweep and one point fewer within its bounds).
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::default(),
+        }
+    }
 }
 
 /// Counters of the WinCM AQM.

@@ -70,6 +70,14 @@ impl UiwConfig {
             ..UiwConfig::default()
         }
     }
+
+    /// The configuration of `profile` (tuned is the default).
+    pub fn for_profile(profile: crate::Profile) -> Self {
+        match profile {
+            crate::Profile::Paper => Self::paper(),
+            crate::Profile::Tuned => Self::default(),
+        }
+    }
 }
 
 impl Default for UiwConfig {

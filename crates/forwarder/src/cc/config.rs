@@ -6,7 +6,9 @@ use cc_core::Duration;
 use cc_core::LawKind;
 use serde::Deserialize;
 
-pub use super::config_profiled::{CccParams, MirccParams, QsccpParams, RcpParams};
+pub use super::config_profiled::{
+    CccParams, MirccParams, PconParams, QsccpParams, RcpParams, WincmParams,
+};
 
 /// Which congestion-control scheme the forwarder runs by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
@@ -194,68 +196,6 @@ impl CcConfig {
             return bad("mircc.shaper_queue", "must be at least 1");
         }
         Ok(())
-    }
-}
-
-/// `[cc.pcon]`: CoDel marking and the PCON split.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PconParams {
-    /// CoDel target, ms (5).
-    pub target_ms: u64,
-    /// CoDel interval, ms (100).
-    pub interval_ms: u64,
-    /// Share moved away from a face per mark (0.02).
-    pub change_per_mark: f64,
-    /// Probability of probing the other next hops (0.001).
-    pub probing_probability: f64,
-    /// Queue Data per flow (deficit round robin) with one CoDel per flow
-    /// (true). The paper marks one FIFO per face; per flow, long-RTT and
-    /// multi-hop flows keep their share (see the forwarder README).
-    pub flow_queues: bool,
-}
-
-impl Default for PconParams {
-    fn default() -> Self {
-        let p = cc_core::pcon::PconConfig::default();
-        PconParams {
-            target_ms: 5,
-            interval_ms: 100,
-            change_per_mark: p.change_per_mark,
-            probing_probability: p.probing_probability,
-            flow_queues: true,
-        }
-    }
-}
-
-/// `[cc.wincm]`: multi-marking CoDel and UIN/UIW forwarding.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WincmParams {
-    /// CoDel target, ms (5).
-    pub target_ms: u64,
-    /// CoDel interval, ms (100).
-    pub interval_ms: u64,
-    /// UIW decrease per marked Data (1.1; the paper's 1.5 empties a second
-    /// path, see cc-core `wincm::forwarding`).
-    pub d: f64,
-    /// Send to faces with room (UIN + 1 ≤ UIW) before saturated ones (true;
-    /// cc-core `UiwConfig::prefer_unsaturated`).
-    pub prefer_unsaturated: bool,
-    /// Queue Data per flow with one multi-marking CoDel per flow (true;
-    /// the paper marks one FIFO per face), as `[cc.pcon] flow_queues`.
-    pub flow_queues: bool,
-}
-
-impl Default for WincmParams {
-    fn default() -> Self {
-        WincmParams {
-            target_ms: 5,
-            interval_ms: 100,
-            d: cc_core::wincm::UiwConfig::default().d,
-            prefer_unsaturated: cc_core::wincm::UiwConfig::default().prefer_unsaturated,
-            flow_queues: true,
-        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The `[cc.<scheme>]` tables of the schemes with a paper profile (RCP,
-//! MIRCC, QSCCP, CCC): every key defaults to its `profile`'s value
+//! MIRCC, QSCCP, CCC, PCON, WinCM): every key defaults to its `profile`'s value
 //! (docs/deviations.md), taken from the scheme's cc-core configuration.
 
 use cc_core::ccc::{Augmentation, CccConfig, InterestPace};
@@ -366,6 +366,101 @@ profiled_params!(
     }
 );
 
+/// `[cc.pcon]`: CoDel marking and the PCON split.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(from = "RawPcon")]
+pub struct PconParams {
+    /// `paper` or `tuned` (default): where the keys below default from.
+    pub profile: Profile,
+    /// CoDel target, ms (5).
+    pub target_ms: u64,
+    /// CoDel interval, ms (100).
+    pub interval_ms: u64,
+    /// Share moved away from a face per mark (0.02).
+    pub change_per_mark: f64,
+    /// Probability of probing the other next hops (0.001).
+    pub probing_probability: f64,
+    /// Queue Data per flow (deficit round robin) with one CoDel per flow
+    /// (tuned). The paper marks one FIFO per face; per flow, long-RTT and
+    /// multi-hop flows keep their share (see the forwarder README).
+    pub flow_queues: bool,
+}
+
+impl PconParams {
+    /// The parameters of `profile`.
+    pub fn for_profile(profile: Profile) -> Self {
+        let p = cc_core::pcon::PconConfig::default();
+        let c = cc_core::codel::CodelConfig::default();
+        PconParams {
+            profile,
+            target_ms: c.target.as_millis() as u64,
+            interval_ms: c.interval.as_millis() as u64,
+            change_per_mark: p.change_per_mark,
+            probing_probability: p.probing_probability,
+            flow_queues: profile == Profile::Tuned,
+        }
+    }
+}
+
+profiled_params!(
+    PconParams,
+    RawPcon {
+        target_ms: u64,
+        interval_ms: u64,
+        change_per_mark: f64,
+        probing_probability: f64,
+        flow_queues: bool,
+    }
+);
+
+/// `[cc.wincm]`: multi-marking CoDel and UIN/UIW forwarding.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(from = "RawWincm")]
+pub struct WincmParams {
+    /// `paper` or `tuned` (default): where the keys below default from.
+    pub profile: Profile,
+    /// CoDel target, ms (5).
+    pub target_ms: u64,
+    /// CoDel interval, ms (tuned 100, paper 110).
+    pub interval_ms: u64,
+    /// UIW decrease per marked Data (tuned 1.1, paper 1.5; see cc-core
+    /// `wincm::forwarding`).
+    pub d: f64,
+    /// Send to faces with room (UIN + 1 ≤ UIW) before saturated ones
+    /// (tuned; cc-core `UiwConfig::prefer_unsaturated`).
+    pub prefer_unsaturated: bool,
+    /// Queue Data per flow with one multi-marking CoDel per flow (tuned;
+    /// the paper marks one FIFO per face), as `[cc.pcon] flow_queues`.
+    pub flow_queues: bool,
+}
+
+impl WincmParams {
+    /// The parameters of `profile`.
+    pub fn for_profile(profile: Profile) -> Self {
+        let m = cc_core::wincm::MultiMarkConfig::for_profile(profile);
+        let u = cc_core::wincm::UiwConfig::for_profile(profile);
+        WincmParams {
+            profile,
+            target_ms: m.target.as_millis() as u64,
+            interval_ms: m.interval.as_millis() as u64,
+            d: u.d,
+            prefer_unsaturated: u.prefer_unsaturated,
+            flow_queues: profile == Profile::Tuned,
+        }
+    }
+}
+
+profiled_params!(
+    WincmParams,
+    RawWincm {
+        target_ms: u64,
+        interval_ms: u64,
+        d: f64,
+        prefer_unsaturated: bool,
+        flow_queues: bool,
+    }
+);
+
 #[cfg(test)]
 mod tests {
     use super::super::config::CcConfig;
@@ -374,6 +469,37 @@ mod tests {
     /// `profile` picks where unset keys default from; a key set beside it
     /// wins; no profile is `tuned`, whose values are the ones icnfwd ran
     /// before profiles existed (written out here, not derived).
+    /// PCON's and WinCM's paper tables: one FIFO per face, WinCM's 110 ms
+    /// interval, d = 1.5 and eq. 3's roulette over every face; tuned keeps
+    /// the values icnfwd ran before profiles existed.
+    #[test]
+    fn pcon_and_wincm_paper_tables() {
+        let tuned = CcConfig::default();
+        assert_eq!(
+            (tuned.pcon.profile, tuned.pcon.flow_queues, tuned.pcon.interval_ms),
+            (Profile::Tuned, true, 100)
+        );
+        assert_eq!(
+            (tuned.wincm.interval_ms, tuned.wincm.d, tuned.wincm.prefer_unsaturated),
+            (100, 1.1, true)
+        );
+        let paper: CcConfig =
+            toml::from_str("[pcon]\nprofile = \"paper\"\n[wincm]\nprofile = \"paper\"\nd = 1.2\n")
+                .unwrap();
+        assert!(!paper.pcon.flow_queues);
+        assert_eq!(paper.pcon.target_ms, 5);
+        assert_eq!(
+            (
+                paper.wincm.interval_ms,
+                paper.wincm.d,
+                paper.wincm.prefer_unsaturated,
+                paper.wincm.flow_queues
+            ),
+            (110, 1.2, false, false)
+        );
+        assert!(toml::from_str::<CcConfig>("[wincm]\nprofile = \"paper\"\nbeta = 4\n").is_err());
+    }
+
     #[test]
     fn profiles_fill_the_keys_not_given() {
         let tuned = CcConfig::default();
@@ -417,3 +543,4 @@ mod tests {
         assert!(toml::from_str::<CcConfig>("[ccc]\nprofile = \"paper\"\nreductio = 1\n").is_err());
     }
 }
+
