@@ -164,10 +164,9 @@ impl SchemeOptions {
             md_coef: self.aimd_beta,
             // PCON's paper consumer halves on a mark as on a loss; tuned
             // leaves it unset so PconConsumer applies its ABE factor.
-            mark_md_coef: self.aimd_mark_beta.or(
-                (self.kind == LawKind::Pcon && self.profile == Profile::Paper)
-                    .then(|| cc_core::pcon::pcon_mark_md_coef(Profile::Paper)),
-            ),
+            mark_md_coef: self.aimd_mark_beta.or((self.kind == LawKind::Pcon
+                && self.profile == Profile::Paper)
+                .then(|| cc_core::pcon::pcon_mark_md_coef(Profile::Paper))),
             reset_cwnd_to_init: self.reset_cwnd_to_init,
             disable_cwa: self.disable_cwa,
             ignore_marks: self.ignore_marks,

@@ -476,11 +476,19 @@ mod tests {
     fn pcon_and_wincm_paper_tables() {
         let tuned = CcConfig::default();
         assert_eq!(
-            (tuned.pcon.profile, tuned.pcon.flow_queues, tuned.pcon.interval_ms),
+            (
+                tuned.pcon.profile,
+                tuned.pcon.flow_queues,
+                tuned.pcon.interval_ms
+            ),
             (Profile::Tuned, true, 100)
         );
         assert_eq!(
-            (tuned.wincm.interval_ms, tuned.wincm.d, tuned.wincm.prefer_unsaturated),
+            (
+                tuned.wincm.interval_ms,
+                tuned.wincm.d,
+                tuned.wincm.prefer_unsaturated
+            ),
             (100, 1.1, true)
         );
         let paper: CcConfig =
@@ -543,4 +551,3 @@ mod tests {
         assert!(toml::from_str::<CcConfig>("[ccc]\nprofile = \"paper\"\nreductio = 1\n").is_err());
     }
 }
-

@@ -127,21 +127,11 @@ impl FaceMarker {
                 self.flows
                     .entry(flow.bucket)
                     .or_insert_with(|| Marker::new(law))
-                    .on_dequeue(
-                        now,
-                        sojourn,
-                        view.stats.data_bytes,
-                        packet_bytes,
-                        true,
-                    )
+                    .on_dequeue(now, sojourn, view.stats.data_bytes, packet_bytes, true)
             }
-            None => self.whole.on_dequeue(
-                now,
-                sojourn,
-                view.stats.data_bytes,
-                packet_bytes,
-                false,
-            ),
+            None => self
+                .whole
+                .on_dequeue(now, sojourn, view.stats.data_bytes, packet_bytes, false),
         }
     }
 
