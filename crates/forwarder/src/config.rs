@@ -426,6 +426,10 @@ impl Config {
             pit_max_bytes: self.limits.pit_max_bytes,
             reassembly_max_bytes: self.limits.reassembly_max_bytes,
             queue_max_bytes: self.limits.queue_max_bytes,
+            queue: crate::engine::QueueLimits {
+                max_packets: self.limits.face_queue_max_packets,
+                ..crate::engine::QueueLimits::default()
+            },
             face_share_pct: self.limits.face_share_percent,
             ..Default::default()
         }
@@ -465,6 +469,16 @@ mod tests {
     }
 
     #[test]
+    fn a_face_queue_length_reaches_the_engine() {
+        let c = Config::from_toml_str("[limits]\nface_queue_max_packets = 50\n").unwrap();
+        assert_eq!(c.engine_config().queue.max_packets, 50);
+        assert_eq!(
+            Config::default().engine_config().queue,
+            crate::engine::QueueLimits::default()
+        );
+    }
+
+    #[test]
     fn unknown_key_is_named() {
         let e =
             Config::from_toml_str("[udp]\nlisten = [\"0.0.0.0:6363\"]\nmtuu = 5\n").unwrap_err();
@@ -494,6 +508,10 @@ mod tests {
             ),
             ("[limits]\npit_max_bytes = 100\n", "limits.pit_max_bytes"),
             ("[limits]\nmax_faces = 0\n", "limits.max_faces"),
+            (
+                "[limits]\nface_queue_max_packets = 0\n",
+                "limits.face_queue_max_packets",
+            ),
         ] {
             let e = Config::from_toml_str(text).unwrap_err();
             assert!(e.to_string().contains(&format!("`{key}`")), "{e}");

@@ -18,6 +18,9 @@ pub struct LimitsConfig {
     pub reassembly_max_bytes: usize,
     /// Octets in all faces' egress queues together.
     pub queue_max_bytes: usize,
+    /// Packets in each of a face's two egress queues (Interests, Data):
+    /// the drop-tail length of one face.
+    pub face_queue_max_packets: usize,
     /// Percentage of the PIT entries, the reassembly budget and the face
     /// table one non-local face (or source address) may hold.
     pub face_share_percent: u32,
@@ -33,6 +36,7 @@ impl Default for LimitsConfig {
             pit_max_bytes: 64 << 20,
             reassembly_max_bytes: 32 << 20,
             queue_max_bytes: 256 << 20,
+            face_queue_max_packets: crate::engine::QueueLimits::default().max_packets,
             face_share_percent: 25,
             evict_idle_ms: 10_000,
         }
@@ -58,6 +62,12 @@ impl LimitsConfig {
                 return Err((key.into(), "must be at least 8800".into()));
             }
         }
-        crate::config_checks::check_nonzero(&[("limits.max_faces", self.max_faces as u64)])
+        crate::config_checks::check_nonzero(&[
+            ("limits.max_faces", self.max_faces as u64),
+            (
+                "limits.face_queue_max_packets",
+                self.face_queue_max_packets as u64,
+            ),
+        ])
     }
 }

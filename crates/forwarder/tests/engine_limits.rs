@@ -383,3 +383,34 @@ fn incomplete_fragmented_packet_times_out_and_is_counted() {
     assert_eq!(f.counters.drops.get(DropReason::Reassembly), 1);
     assert_eq!(net.node(b).poll_timeout(), None);
 }
+
+/// A reload that shortens the per-face queues (`[limits]
+/// face_queue_max_packets`) applies to faces that already exist: what is
+/// queued stays, nothing more is admitted above the new length.
+#[test]
+fn a_reload_shortens_existing_face_queues() {
+    let mut fwd = icn_forwarder::engine::Forwarder::new(EngineConfig::default(), 1);
+    let t0 = Timestamp::ZERO;
+    let consumer = fwd.add_face(t0, FaceParams::non_local("sim://consumer"));
+    let slow = fwd.add_face(
+        t0,
+        FaceParams::non_local("sim://slow").with_capacity_bps(8_000),
+    );
+    fwd.fib_add_nexthop(&name("/p"), slow, 0).unwrap();
+    for i in 0..5u32 {
+        fwd.handle_packet(t0, consumer, interest(&format!("/p/{i}"), i));
+    }
+    assert_eq!(fwd.face(slow).unwrap().queue.interest_packets, 5);
+    let mut cfg = EngineConfig::default();
+    cfg.queue.max_packets = 2;
+    fwd.apply_budgets(&cfg);
+    for i in 5..8u32 {
+        fwd.handle_packet(t0, consumer, interest(&format!("/p/{i}"), i));
+    }
+    let f = fwd.face(slow).unwrap();
+    assert_eq!(
+        f.queue.interest_packets, 5,
+        "the queue drains, nothing joins"
+    );
+    assert_eq!(f.counters.drops.get(DropReason::QueueFull), 3);
+}

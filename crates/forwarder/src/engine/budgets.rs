@@ -133,8 +133,9 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             )
     }
 
-    /// Replaces the byte budgets and the face share (`pit_max_bytes`,
-    /// `reassembly_max_bytes`, `queue_max_bytes`, `face_share_pct`) with
+    /// Replaces the byte budgets, the face share and the per-face queue
+    /// length (`pit_max_bytes`, `reassembly_max_bytes`, `queue_max_bytes`,
+    /// `face_share_pct`, `queue.max_packets`) with
     /// those of `from`, as a configuration reload asks; its other fields
     /// sized the tables at construction and are ignored. New admissions
     /// are checked against the new values at once. Reassembly, short-lived,
@@ -149,6 +150,10 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         self.cfg.reassembly_max_bytes = from.reassembly_max_bytes;
         self.cfg.queue_max_bytes = from.queue_max_bytes;
         self.cfg.face_share_pct = from.face_share_pct;
+        self.cfg.queue.max_packets = from.queue.max_packets;
+        for f in self.faces.0.values_mut() {
+            f.queues.set_max_packets(from.queue.max_packets);
+        }
         self.budget_grace = BudgetGrace {
             pit_bytes: self.pit.in_bytes(),
             queue_bytes: self.queued_bytes,

@@ -193,6 +193,12 @@ impl core::fmt::Debug for EgressQueues {
 }
 
 impl EgressQueues {
+    /// A new per-queue packet bound (a reload): what is queued above it
+    /// drains, nothing more is admitted until it is under.
+    pub fn set_max_packets(&mut self, max_packets: usize) {
+        self.limits.max_packets = max_packets;
+    }
+
     /// Empty queues with no-op hooks; Data in one FIFO, or per flow when
     /// `flow_hasher` is given.
     pub fn new(limits: QueueLimits, flow_hasher: Option<SeededState>) -> Self {

@@ -27,6 +27,11 @@ impl Shell {
                     new.queue_max_bytes,
                 ),
                 (
+                    "limits.face_queue_max_packets",
+                    old.face_queue_max_packets,
+                    new.face_queue_max_packets,
+                ),
+                (
                     "limits.face_share_percent",
                     old.face_share_percent as usize,
                     new.face_share_percent as usize,
