@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
-use icn_forwarder::engine::{DropReason, EngineConfig, EngineEvent, FaceParams};
+use icn_forwarder::engine::{DropReason, EngineConfig, EngineEvent, FaceId, FaceParams};
 use icn_sim::net::{data, interest, LinkParams, Network};
 use icn_tlv::{LpPacket, NackReason, Name};
 
@@ -214,22 +214,33 @@ fn capacity_paces_the_face_at_the_configured_rate() {
 /// 10 Mbit/s): the pacer makes up missed time. With 2 ms of catch-up it
 /// lost 3 ms per packet: 6.83 Mbit/s here; on the namespace testbed
 /// the loss let a QSCCP bottleneck's Data backlog grow.
-#[test]
-fn a_late_shell_still_gets_the_capacity_out() {
-    let rate_bps = 10_000_000;
+/// A forwarder whose consumer sits behind a face paced at `rate_bps` (its
+/// Data leave by it), with `pending` Interests `/p/0..` already forwarded
+/// to the producer face: (forwarder, producer face, slow face).
+fn behind_a_slow_face(
+    rate_bps: u64,
+    pending: u32,
+) -> (icn_forwarder::engine::Forwarder, FaceId, FaceId) {
     let mut fwd = icn_forwarder::engine::Forwarder::new(EngineConfig::default(), 1);
     let t0 = Timestamp::ZERO;
     let producer = fwd.add_face(t0, FaceParams::non_local("sim://producer"));
-    // The consumer sits behind the slow face: its Data leave by it.
     let slow = fwd.add_face(
         t0,
         FaceParams::non_local("sim://slow").with_capacity_bps(rate_bps),
     );
     fwd.fib_add_nexthop(&name("/p"), producer, 1).unwrap();
-    for i in 0..200u32 {
+    for i in 0..pending {
         fwd.handle_packet(t0, slow, interest(&format!("/p/{i}"), i));
     }
     while fwd.poll_transmit(t0).is_some() {}
+    (fwd, producer, slow)
+}
+
+#[test]
+fn a_late_shell_still_gets_the_capacity_out() {
+    let rate_bps = 10_000_000;
+    let t0 = Timestamp::ZERO;
+    let (mut fwd, producer, slow) = behind_a_slow_face(rate_bps, 200);
     let content = vec![0u8; 8000];
     for i in 0..200u32 {
         fwd.handle_packet(t0, producer, data(&format!("/p/{i}"), &content, None));
@@ -263,19 +274,8 @@ fn a_late_shell_still_gets_the_capacity_out() {
 /// 1.7 Data (54 ms) that the face's queue and its CoDel never saw.
 #[test]
 fn an_idle_face_earns_no_burst() {
-    let rate_bps = 2_000_000;
-    let mut fwd = icn_forwarder::engine::Forwarder::new(EngineConfig::default(), 1);
     let t0 = Timestamp::ZERO;
-    let producer = fwd.add_face(t0, FaceParams::non_local("sim://producer"));
-    let slow = fwd.add_face(
-        t0,
-        FaceParams::non_local("sim://slow").with_capacity_bps(rate_bps),
-    );
-    fwd.fib_add_nexthop(&name("/p"), producer, 1).unwrap();
-    for i in 0..4u32 {
-        fwd.handle_packet(t0, slow, interest(&format!("/p/{i}"), i));
-    }
-    while fwd.poll_transmit(t0).is_some() {}
+    let (mut fwd, producer, slow) = behind_a_slow_face(2_000_000, 4);
     let content = vec![0u8; 8000];
     // One Data at 0, then a second of silence, then three at once.
     fwd.handle_packet(t0, producer, data("/p/0", &content, None));
