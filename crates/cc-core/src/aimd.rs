@@ -135,17 +135,17 @@ impl WindowLaw for Aimd {
         self.clamp();
     }
 
-    fn decrease(&mut self, now: Timestamp) {
-        self.decrease_by(now, self.cfg.md_coef);
+    fn decrease(&mut self, _now: Timestamp) {
+        self.decrease_by(self.cfg.md_coef);
     }
 
-    fn decrease_on_mark(&mut self, now: Timestamp) {
-        self.decrease_by(now, self.cfg.mark_md_coef.unwrap_or(self.cfg.md_coef));
+    fn decrease_on_mark(&mut self, _now: Timestamp) {
+        self.decrease_by(self.cfg.mark_md_coef.unwrap_or(self.cfg.md_coef));
     }
 }
 
 impl Aimd {
-    fn decrease_by(&mut self, _now: Timestamp, coef: f64) {
+    fn decrease_by(&mut self, coef: f64) {
         self.ssthresh = (self.core.cwnd * coef).max(MIN_SSTHRESH);
         self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd

@@ -54,6 +54,15 @@ pub fn mean_rate(s: &Series, t0: f64, t1: f64) -> f64 {
     }
 }
 
+/// Mean of the samples `(t, value)` taken at `t0 ≤ t ≤ t1`; 0 when none.
+pub fn mean_between(samples: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
+    let (sum, n) = samples
+        .iter()
+        .filter(|(t, _)| *t >= t0 && *t <= t1)
+        .fold((0.0, 0usize), |(s, n), x| (s + x.1, n + 1));
+    sum / n.max(1) as f64
+}
+
 /// Rates over consecutive windows of `w` seconds from `t0` to `t1`:
 /// `(window end, rate)`.
 pub fn windowed_rates(s: &Series, t0: f64, t1: f64, w: f64) -> Vec<(f64, f64)> {
@@ -118,6 +127,13 @@ pub fn overshoot(rates: &[Vec<(f64, f64)>], t_change: f64, target: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mean_between_keeps_the_window_and_survives_an_empty_one() {
+        let s = [(0.0, 10.0), (1.0, 20.0), (2.0, 40.0), (3.0, 80.0)];
+        assert_eq!(mean_between(&s, 1.0, 2.0), 30.0);
+        assert_eq!(mean_between(&s, 5.0, 6.0), 0.0);
+    }
 
     #[test]
     fn jain_bounds() {

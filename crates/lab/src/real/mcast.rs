@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::bins::Bins;
 use super::mgmt::FaceSnapshot;
 use super::topo::{ChildGuard, Testbed};
-use crate::metrics::{mean_rate, windowed_rates};
+use crate::metrics::{mean_between, mean_rate, windowed_rates};
 use crate::multicast::{GroupResult, ReceiverResult};
 use crate::results::RATE_WINDOW_S;
 use crate::scenario::{Group, Scenario};
@@ -166,11 +166,6 @@ pub fn results(sc: &Scenario, d: &super::run::RunData) -> Vec<GroupResult> {
                 .map(|(t, r)| (t + offset, r))
                 .filter(|(t, _)| *t >= 0.0)
                 .collect();
-            let chosen: Vec<f64> = source_rates
-                .iter()
-                .filter(|(t, _)| *t >= half && *t <= stop)
-                .map(|x| x.1)
-                .collect();
             // What icnput sent into its forwarder: its app face's input.
             let sent = source_face(g, samples)
                 .map(|id| counter(&g.source, id, |f| f.n_in_bytes))
@@ -204,7 +199,7 @@ pub fn results(sc: &Scenario, d: &super::run::RunData) -> Vec<GroupResult> {
                 source: g.source.clone(),
                 start_s: start,
                 stop_s: stop,
-                source_rate_last_half_bps: chosen.iter().sum::<f64>() / chosen.len().max(1) as f64,
+                source_rate_last_half_bps: mean_between(&source_rates, half, stop),
                 source_rates,
                 source_sent: bits(&sent, start, stop),
                 feedback_in: log

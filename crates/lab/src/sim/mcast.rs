@@ -209,12 +209,6 @@ pub(super) fn results(
                     .collect()
             };
             let sent: Vec<(f64, f64)> = s.iter().map(|x| (x.0, x.1 as f64)).collect();
-            let chosen: Vec<f64> = m
-                .rates
-                .iter()
-                .filter(|(t, _)| *t >= half && *t <= stop)
-                .map(|x| x.1)
-                .collect();
             let receivers = m
                 .receivers
                 .iter()
@@ -240,7 +234,7 @@ pub(super) fn results(
                 start_s: start,
                 stop_s: stop,
                 source_rates: m.rates.clone(),
-                source_rate_last_half_bps: chosen.iter().sum::<f64>() / chosen.len().max(1) as f64,
+                source_rate_last_half_bps: crate::metrics::mean_between(&m.rates, half, stop),
                 source_sent: bits(sent),
                 feedback_in: m.feedback_in(),
                 receivers,
