@@ -302,12 +302,13 @@ fn samples(r: &Value) -> Vec<f64> {
 
 fn print_receiver(k: usize, r: &Value, steady_bps: f64, same: bool) {
     println!(
-        "receiver {k}: steady {:.3} Mbit/s, {} packets, lost {} ({:.2} %), repair {} Interests / {} repaired / {} unrepaired, mean {:.3} Mbit/s, announced {:.3}..{:.3} Mbit/s, end {}, file {}",
+        "receiver {k}: steady {:.3} Mbit/s, {} packets, lost {} ({:.2} %), repair {} Interests ({} tail probes) / {} repaired / {} unrepaired, mean {:.3} Mbit/s, announced {:.3}..{:.3} Mbit/s, end {}, file {}",
         steady_bps / 1e6,
         r["packets"],
         r["lost"],
         r["loss_ratio"].as_f64().unwrap_or(1.0) * 100.0,
         r["repair_interests"],
+        r["tail_probes"],
         r["repaired"],
         r["unrepaired"],
         r["mean_rate_bps"].as_f64().unwrap_or(0.0) / 1e6,

@@ -47,7 +47,10 @@ pub struct SourceOptions {
     /// force (the receivers' reports are not followed), `None`: the cycle
     /// follows the RTT receivers measure (icn-multicast's `rtt`).
     pub rtt: Option<Duration>,
-    /// How long to keep answering feedback after the last packet.
+    /// How long to keep answering feedback and repairs after the last
+    /// packet: a receiver that lost the stream's tail asks for it after a
+    /// silence (`icn_multicast::tail`) and repairs holes for its repair
+    /// window, so a source leaving sooner leaves that tail unrepairable.
     pub linger: Duration,
     /// Print the rate once per report interval.
     pub quiet: bool,
@@ -60,7 +63,7 @@ impl Default for SourceOptions {
         SourceOptions {
             chunk_size: 1000,
             rtt: None,
-            linger: Duration::from_millis(500),
+            linger: icn_multicast::RepairConfig::default().window,
             quiet: false,
             report_interval: Duration::from_secs(1),
         }
@@ -317,8 +320,11 @@ pub struct SubscribeReport {
     pub lost: u64,
     /// Packets that filled a gap late (reordered or repaired).
     pub late: u64,
-    /// Repair Interests sent.
+    /// Repair Interests sent (tail probes included).
     pub repair_interests: u64,
+    /// Asks for the packet after the highest one seen, after a silence
+    /// (how a lost end of the stream is found).
+    pub tail_probes: u64,
     /// Gaps filled by a repair.
     pub repaired: u64,
     /// Packets lost and not repaired within the window: holes in the
@@ -349,7 +355,7 @@ impl SubscribeReport {
     pub fn summary(&self) -> String {
         format!(
             "Received {} packets ({} payload bytes), lost {} ({:.2} %), late {}, duplicates {}\n\
-             Repair: {} Interests, {} repaired, {} unrepaired\n\
+             Repair: {} Interests ({} tail probes), {} repaired, {} unrepaired\n\
              Mean rate {:.3} Mbit/s; source announced {:.3}..{:.3} Mbit/s (last {:.3}); end {}\n",
             self.packets,
             self.payload_bytes,
@@ -358,6 +364,7 @@ impl SubscribeReport {
             self.late,
             self.duplicates,
             self.repair_interests,
+            self.tail_probes,
             self.repaired,
             self.unrepaired,
             self.mean_rate_bps / 1e6,
@@ -485,7 +492,8 @@ pub async fn run_subscriber(
     report.late = s.late;
     report.duplicates = s.duplicates;
     let rp = rx.repair_stats();
-    report.repair_interests = rp.interests;
+    report.repair_interests = rp.interests + s.tail_probes;
+    report.tail_probes = s.tail_probes;
     report.repaired = rp.repaired;
     report.loss_ratio = s.loss_ratio();
     report.announced_last_bps = s.announced_rate_bps;

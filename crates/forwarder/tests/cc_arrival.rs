@@ -25,7 +25,7 @@ use cc_core::{ConsumerLaw, LawKind, SendLimit, Timestamp};
 use icn_forwarder::cc::CcScheme;
 use icn_sim::net::flows::{drive, jain};
 use icn_sim::net::Network;
-use icn_sim::response::{Grid, Response};
+use icn_sim::response::{Blip, Grid, Response};
 
 const BOTTLENECK_MBPS: u64 = 10;
 const JOIN_MS: u64 = 2_000;
@@ -130,8 +130,8 @@ fn arrival(scheme: CcScheme) -> Arrival {
     };
     let finals = vec![target; flows.len()];
     // Virtual time has no stalled consumers: every excursion counts.
-    let within_10 = grid.response(&finals, 0.1, 0.0);
-    let within_20 = grid.response(&finals, 0.2, 0.0);
+    let within_10 = grid.response(&finals, 0.1, Blip::NONE);
+    let within_20 = grid.response(&finals, 0.2, Blip::NONE);
     let settling_ms = |r: &Response| r.settling_s.map(|s| (s * 1e3).round() as u64);
     // The highest rate any flow took above the target after the join: for
     // a joiner, the rate the link advertised before it saw the arrival.

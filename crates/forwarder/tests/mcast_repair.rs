@@ -128,3 +128,50 @@ fn without_repair_losses_are_released_as_gaps() {
         assert_eq!(r.rx.repair_stats().interests, 0);
     }
 }
+
+/// The stream's last three packets, the end packet among them, are lost
+/// before the first link: no later packet reveals the hole, so only the
+/// receivers' tail probe (`icn_multicast::tail`) recovers them, from the
+/// source's buffer. Without it every receiver waited for its idle timeout
+/// and delivered a truncated stream.
+#[test]
+fn a_lost_tail_is_asked_for_and_the_stream_completes() {
+    const N: u64 = 400;
+    let g: Name = "/mc/tail".parse().unwrap();
+    let mut f = Fig4::new(5, 100, 2, 1_500_000);
+    f.route_to_source(&g);
+    let mut apps = Apps::default();
+    apps.add_source(&mut f.net, f.s, &g, SourceConfig::default());
+    apps.sources[0].end_after = Some(N);
+    apps.sources[0].lose_seqs = vec![N - 3, N - 2, N - 1];
+    for r in f.r.clone() {
+        let cfg = ReceiverConfig {
+            start_seq: Some(0),
+            ..rx_cfg(1_500_000)
+        };
+        apps.add_receiver(&mut f.net, r, &g, cfg);
+    }
+    let mut none: Vec<LawFlow<cc_core::AnyConsumerLaw>> = Vec::new();
+    // 400 kB at up to 1.5 Mbit/s after the ramp: 15 s is ample.
+    run(&mut f.net, &mut apps, &mut none, secs(15), |_, _| {});
+    assert_eq!(apps.sources[0].src.next_seq(), N);
+    for (i, r) in apps.receivers.iter().enumerate() {
+        let st = r.rx.stats();
+        eprintln!(
+            "receiver {i}: {} packets, tail probes {}, repaired {}, complete {}",
+            st.packets,
+            st.tail_probes,
+            r.rx.repair_stats().repaired,
+            r.rx.is_complete()
+        );
+        assert!(st.tail_probes >= 1, "receiver {i}: the tail was asked for");
+        assert!(r.rx.is_complete(), "receiver {i} incomplete");
+        assert!(r.gaps.is_empty(), "receiver {i}: gaps {:?}", r.gaps);
+        assert_eq!(r.delivered.len() as u64, N, "receiver {i}");
+        assert!(r
+            .delivered
+            .iter()
+            .enumerate()
+            .all(|(k, (s, ok))| *s == k as u64 && *ok));
+    }
+}

@@ -11,7 +11,8 @@
 //! * [`MulticastNode`]: a forwarder's tree-node role (MNFT, cloning,
 //!   occupancy EWMA, fair share, MCC aggregation, graft/prune/refresh).
 //! * [`MulticastSource`]: rate adaptation, sequencing, pacing.
-//! * [`MulticastReceiver`]: membership refresh, feedback, loss/rate stats.
+//! * [`MulticastReceiver`]: membership refresh, feedback, loss/rate stats,
+//!   repair of holes ([`repair`]) and of a lost tail ([`tail`]).
 //! * [`wire`]: the subscription, group Data and feedback encodings.
 //!
 //! The virtual-time tree simulator driving all three is `icn_sim::mcast`
@@ -31,6 +32,7 @@ pub mod receiver;
 pub mod repair;
 pub mod rtt;
 pub mod source;
+pub mod tail;
 pub mod wire;
 
 pub use error::McastError;

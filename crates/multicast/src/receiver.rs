@@ -14,6 +14,7 @@ use icn_tlv::{Component, Data, Interest, MccFeedback, Name};
 use crate::error::McastError;
 use crate::repair::{Delivery, Reorder, RepairConfig, RepairStats};
 use crate::rtt::{RttProbe, RttProber};
+use crate::tail::TailProbe;
 use crate::wire::{self, GroupPacket, Subscription};
 
 /// Parameters of a receiver.
@@ -130,6 +131,9 @@ pub struct ReceiverStats {
     pub announced_rate_bps: u64,
     /// The source marked the end of the stream.
     pub ended: bool,
+    /// Asks for the packet after the highest one seen, sent after a
+    /// silence ([`crate::tail`]).
+    pub tail_probes: u64,
 }
 
 impl ReceiverStats {
@@ -216,6 +220,7 @@ pub struct MulticastReceiver {
     repairs: VecDeque<u64>,
     scratch: Vec<u64>,
     reorder: Reorder,
+    tail: TailProbe,
     seq: SeqTracker,
     window_start: Timestamp,
     window_bytes: u64,
@@ -242,6 +247,9 @@ impl MulticastReceiver {
                 }),
                 cfg.start_seq,
             ),
+            // A silence outlasting the repair window is a paused stream,
+            // not a loss: ask no more often than that.
+            tail: TailProbe::new(cfg.repair.map_or(Duration::ZERO, |r| r.window)),
             seq: cfg
                 .start_seq
                 .map_or_else(SeqTracker::default, SeqTracker::from),
@@ -275,6 +283,12 @@ impl MulticastReceiver {
                     self.repairs.push_back(s);
                 }
             }
+            if self.tail.poll(now) {
+                if let Some(high) = self.stats.highest_seq {
+                    self.stats.tail_probes += 1;
+                    self.repairs.push_back(high.saturating_add(1));
+                }
+            }
         }
         if now >= self.next_refresh {
             self.next_refresh = now + self.cfg.refresh_period;
@@ -304,6 +318,7 @@ impl MulticastReceiver {
             self.next_refresh
                 .min(self.feedback.poll_timeout())
                 .min(holes)
+                .min(self.tail.poll_timeout().unwrap_or(Timestamp::MAX))
                 .min(
                     self.prober
                         .as_ref()
@@ -340,6 +355,7 @@ impl MulticastReceiver {
     /// hole still open is given up and released as a gap.
     pub fn finish(&mut self) {
         self.reorder.finish();
+        self.tail.stop();
     }
 
     /// The end packet arrived and every packet before it was released.
@@ -359,6 +375,7 @@ impl MulticastReceiver {
         self.repairs.clear();
         self.probe_out = None;
         self.prober = None;
+        self.tail.stop();
         self.pending
             .push_back(ReceiverOutput::Subscription(Subscription::leave(
                 self.group.clone(),
@@ -417,6 +434,19 @@ impl MulticastReceiver {
         s.payload_bytes += pkt.payload.len() as u64;
         s.wire_bytes += wire_len;
         s.ended |= pkt.end;
+        if s.ended {
+            self.tail.stop();
+        } else if matches!(event, SeqEvent::New { .. }) && self.cfg.repair.is_some() {
+            let spacing =
+                Duration::from_secs_f64(wire_len as f64 * 8.0 / pkt.rate_bps.max(1) as f64);
+            let retry = self.cfg.repair.map_or(Duration::ZERO, |r| r.retry);
+            let floor = self
+                .prober
+                .as_ref()
+                .and_then(RttProber::srtt)
+                .unwrap_or(retry);
+            self.tail.on_packet(now, spacing, floor);
+        }
         let elapsed = now.saturating_since(self.window_start);
         if elapsed >= self.cfg.rate_window {
             self.rate_bps = self.window_bytes as f64 * 8.0 / elapsed.as_secs_f64();
@@ -596,6 +626,47 @@ mod tests {
         r.handle_timeout(Timestamp::from_millis(2100));
         assert_eq!(order(&mut r), vec![1003, 4]);
         assert_eq!(r.repair_stats().unrepaired, 1);
+    }
+
+    #[test]
+    fn a_silent_tail_is_asked_for_until_the_end_arrives() {
+        let mut r = rx();
+        let _ = core::iter::from_fn(|| r.poll_output()).count();
+        // 100 B payloads at 100 kbit/s: ~13 ms apart; no RTT measured yet,
+        // so the silence is the repair retry (400 ms).
+        let spacing_ms = 13;
+        for s in 0..10u64 {
+            let now = Timestamp::from_millis(s * spacing_ms);
+            r.handle_data(now, &data(s, 100_000)).unwrap();
+            r.handle_timeout(now);
+        }
+        assert!(core::iter::from_fn(|| r.poll_output())
+            .all(|o| !matches!(o, ReceiverOutput::Repair { .. })));
+        let last = Timestamp::from_millis(9 * spacing_ms);
+        r.handle_timeout(last + Duration::from_millis(399));
+        let _ = core::iter::from_fn(|| r.poll_output()).count();
+        assert_eq!(r.stats().tail_probes, 0);
+        assert!(r.poll_timeout() <= last + Duration::from_millis(400));
+        r.handle_timeout(last + Duration::from_millis(400));
+        let asks: Vec<Name> = core::iter::from_fn(|| r.poll_output())
+            .filter_map(|o| match o {
+                ReceiverOutput::Repair { name, .. } => Some(name),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asks, vec!["/g/seq=10".parse().unwrap()]);
+        assert_eq!(r.stats().tail_probes, 1);
+        // The answer is the end packet: complete, and no more asks.
+        let mut end = GroupPacket::from_data(&data(10, 100_000)).unwrap();
+        end.end = true;
+        let Some(NetPacket::Data(d)) = decode_packet(end.encode(None)).unwrap().1 else {
+            unreachable!()
+        };
+        r.handle_data(last + Duration::from_millis(450), &d)
+            .unwrap();
+        assert!(r.is_complete());
+        r.handle_timeout(Timestamp::from_millis(60_000));
+        assert_eq!(r.stats().tail_probes, 1);
     }
 
     #[test]

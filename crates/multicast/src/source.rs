@@ -67,7 +67,8 @@ pub struct SourceStats {
     pub adaptations: u64,
     /// Repair Interests answered from the buffer.
     pub repairs_answered: u64,
-    /// Repair Interests for packets no longer (or never) buffered.
+    /// Repair Interests for packets no longer buffered (asks ahead of the
+    /// stream, tail probes, are not counted).
     pub repairs_missed: u64,
     /// RTT probes answered.
     pub rtt_probes: u64,
@@ -263,6 +264,8 @@ impl MulticastSource {
             .flatten();
         match hit {
             Some(_) => self.stats.repairs_answered += 1,
+            // A receiver's tail probe ahead of the stream is no miss.
+            None if seq >= self.next_seq => {}
             None => self.stats.repairs_missed += 1,
         }
         hit
@@ -441,7 +444,8 @@ mod tests {
         assert_eq!(s.answer_repair(&ask("/g/x/seq=4")), None);
         assert_eq!(
             (s.stats().repairs_answered, s.stats().repairs_missed),
-            (2, 2)
+            (2, 1),
+            "only the evicted packet is a miss; 5 is a probe ahead"
         );
     }
 

@@ -22,7 +22,7 @@
 use cc_core::rcp::{LinkRateLaw, RateConsumer, RateConsumerConfig};
 use cc_core::{ConsumerLaw, DataFeedback, Duration, SendLimit, Timestamp};
 
-use crate::response::Grid;
+use crate::response::{Blip, Grid};
 
 /// One flow of the scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -223,7 +223,7 @@ pub fn settling_time(
         s.flow_bps.get(flows[i]).copied().unwrap_or(f64::INFINITY)
     })?;
     let finals = vec![target_bps; flows.len()];
-    let r = grid.response(&finals, tolerance, 0.0);
+    let r = grid.response(&finals, tolerance, Blip::NONE);
     // The grid counts whole sample periods in f64 seconds: back to ns.
     r.settling_strict_s
         .map(|s| lead + Duration::from_nanos((s * 1e9).round() as u64))
@@ -235,7 +235,7 @@ pub fn settling_time(
 /// falls through it is measured over the whole span (a band of zero).
 pub fn overshoot(series: &TimeSeries, from: Timestamp, target_bps: f64) -> f64 {
     grid_after(series, from, 1, |_, s| s.stamped_bps).map_or(0.0, |(grid, _)| {
-        grid.response(&[target_bps], 0.0, 0.0).worst()
+        grid.response(&[target_bps], 0.0, Blip::NONE).worst()
     })
 }
 

@@ -21,11 +21,29 @@ pub struct Grid {
     pub series: Vec<Vec<f64>>,
 }
 
+/// Excursions that do not unsettle a series: no longer than `max_s` and
+/// no further than `max_dev` (relative) from the final value. A short
+/// shallow step is sampling or scheduling noise; a short deep swing is
+/// the control law itself and counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Blip {
+    pub max_s: f64,
+    pub max_dev: f64,
+}
+
+impl Blip {
+    /// Every excursion counts.
+    pub const NONE: Blip = Blip {
+        max_s: 0.0,
+        max_dev: 0.0,
+    };
+}
+
 /// How the series of a [`Grid`] answered the step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Response {
     /// Until every series stays within the band, not counting excursions
-    /// no longer than the blip allowance after the first return into it;
+    /// within the [`Blip`] allowance after the first return into it;
     /// `None`: not before the end.
     pub settling_s: Option<f64>,
     /// The same, counting every excursion.
@@ -90,9 +108,9 @@ impl Grid {
     }
 
     /// The response against each series' final value (`finals[i]` for
-    /// series `i`), settling into ±`band` (relative); excursions lasting at
-    /// most `blip_s` are left out of [`Response::settling_s`].
-    pub fn response(&self, finals: &[f64], band: f64, blip_s: f64) -> Response {
+    /// series `i`), settling into ±`band` (relative); excursions within
+    /// `blip` are left out of [`Response::settling_s`].
+    pub fn response(&self, finals: &[f64], band: f64, blip: Blip) -> Response {
         assert_eq!(
             finals.len(),
             self.series.len(),
@@ -113,8 +131,15 @@ impl Grid {
             Some(_) => None,
         };
         let settling_strict_s = settled_after(out.iter().rposition(|&o| o));
-        // The last out-of-band sample of a run longer than the allowance.
-        let blip = (blip_s / self.step_s + 1e-9).floor() as usize;
+        let dev = |k: usize| {
+            self.series
+                .iter()
+                .zip(finals)
+                .map(|(s, f)| (s[k] - f).abs() / f)
+                .fold(0.0f64, f64::max)
+        };
+        // The last out-of-band sample of a run beyond the allowance.
+        let blip_len = (blip.max_s / self.step_s + 1e-9).floor() as usize;
         let mut last_long = None;
         let mut k = 0;
         while k < n {
@@ -128,7 +153,8 @@ impl Grid {
             }
             // The answer to the step itself (a run from the start) and a
             // run still open at the end count however short they are.
-            if k - start > blip || start == 0 || k == n {
+            let deep = (start..k).any(|j| dev(j) > blip.max_dev);
+            if k - start > blip_len || deep || start == 0 || k == n {
                 last_long = Some(k - 1);
             }
         }
@@ -177,7 +203,7 @@ mod tests {
     fn settles_after_the_last_excursion() {
         // Old rate 10, falls to 4 (undershoot 20 % of 5), back at 5 by 0.4 s.
         let g = grid(vec![10.0, 4.0, 4.4, 5.2, 5.0, 5.0, 5.0, 5.0]);
-        let r = g.response(&[5.0], 0.1, 0.0);
+        let r = g.response(&[5.0], 0.1, Blip::NONE);
         assert!(
             near(r.settling_strict_s, 0.3) && near(r.settling_s, 0.3),
             "{r:?}"
@@ -185,10 +211,16 @@ mod tests {
         assert!((r.under - 0.2).abs() < 1e-9 && (r.over - 0.04).abs() < 1e-9);
     }
 
+    /// One sample, up to 30 % off.
+    const SHORT: Blip = Blip {
+        max_s: 0.1,
+        max_dev: 0.3,
+    };
+
     #[test]
     fn a_blip_no_longer_than_the_allowance_does_not_unsettle() {
         let g = grid(vec![10.0, 5.0, 5.0, 5.0, 6.0, 5.0, 5.0, 5.0]);
-        let r = g.response(&[5.0], 0.1, 0.1);
+        let r = g.response(&[5.0], 0.1, SHORT);
         assert!(
             near(r.settling_strict_s, 0.5) && near(r.settling_s, 0.1),
             "{r:?}"
@@ -197,18 +229,22 @@ mod tests {
         assert!((r.over - 0.2).abs() < 1e-9);
         // Two samples out is no blip.
         let g = grid(vec![10.0, 5.0, 5.0, 6.0, 6.0, 5.0, 5.0, 5.0]);
-        assert!(near(g.response(&[5.0], 0.1, 0.1).settling_s, 0.5));
+        assert!(near(g.response(&[5.0], 0.1, SHORT).settling_s, 0.5));
+        // Nor is one sample 40 % off: a swing, not noise.
+        let g = grid(vec![10.0, 5.0, 5.0, 5.0, 3.0, 5.0, 5.0, 5.0]);
+        let r = g.response(&[5.0], 0.1, SHORT);
+        assert!(near(r.settling_s, 0.5), "{r:?}");
     }
 
     #[test]
     fn a_target_approached_from_above_or_missed_still_counts() {
         // Down from 10 towards 5 without crossing: measured from entry.
         let g = grid(vec![10.0, 8.0, 5.4, 5.2, 5.1, 5.2]);
-        let r = g.response(&[5.0], 0.1, 0.0);
+        let r = g.response(&[5.0], 0.1, Blip::NONE);
         assert!((r.over - 0.08).abs() < 1e-9 && r.under == 0.0, "{r:?}");
         // Stuck at 7 against a target of 5: all of it strays.
         let g = grid(vec![10.0, 8.0, 7.0, 7.0]);
-        let r = g.response(&[5.0], 0.1, 0.0);
+        let r = g.response(&[5.0], 0.1, Blip::NONE);
         assert!((r.over - 1.0).abs() < 1e-9 && r.under == 0.0, "{r:?}");
         assert_eq!(r.settling_s, None);
     }
@@ -216,7 +252,7 @@ mod tests {
     #[test]
     fn out_of_band_at_the_end_never_settles() {
         let g = grid(vec![10.0, 5.0, 5.0, 6.0]);
-        let r = g.response(&[5.0], 0.1, 0.1);
+        let r = g.response(&[5.0], 0.1, SHORT);
         assert_eq!((r.settling_s, r.settling_strict_s), (None, None));
     }
 

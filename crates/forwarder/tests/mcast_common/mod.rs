@@ -63,6 +63,9 @@ pub struct Source {
     pub repairs_answered: u64,
     /// Stream this many packets (the last one marked as the end), then stop.
     pub end_after: Option<u64>,
+    /// Packets lost on their way out of the source application (they
+    /// stay in its repair buffer).
+    pub lose_seqs: Vec<u64>,
 }
 
 /// A receiver application.
@@ -138,6 +141,7 @@ impl Apps {
             rates: Vec::new(),
             repairs_answered: 0,
             end_after: None,
+            lose_seqs: Vec::new(),
         });
     }
 
@@ -189,7 +193,9 @@ impl Apps {
                 let seq = s.src.next_seq();
                 let end = s.end_after.is_some_and(|n| seq + 1 == n);
                 let frame = s.src.send(now, payload_of(seq), end);
-                net.send(s.app, frame);
+                if !s.lose_seqs.contains(&seq) {
+                    net.send(s.app, frame);
+                }
             }
         }
         for r in &mut self.receivers {

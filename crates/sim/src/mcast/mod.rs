@@ -47,8 +47,8 @@ pub enum Host {
     Router(RouterHost),
     /// A multicast source.
     Source(SourceHost),
-    /// A multicast receiver.
-    Receiver(ReceiverHost),
+    /// A multicast receiver (boxed: its repair state dwarfs the others).
+    Receiver(Box<ReceiverHost>),
 }
 
 #[derive(Debug)]
@@ -133,7 +133,7 @@ impl Sim {
     /// (connect it first).
     pub fn add_receiver(&mut self, name: &str, group: Name, cfg: ReceiverConfig) -> HostId {
         let h = ReceiverHost::new(group, cfg, self.now);
-        self.add_host(name, Host::Receiver(h))
+        self.add_host(name, Host::Receiver(Box::new(h)))
     }
 
     /// Connects `a` and `b` with one link per direction; returns the new
