@@ -91,3 +91,39 @@ fn wincm_is_fair_over_a_long_run_though_it_oscillates() {
     // The marking AQM keeps working throughout (the episodes re-arm).
     assert!(net.node(b).face(ba).unwrap().cc.aqm_episodes > 20);
 }
+
+/// UIN/UIW per FIB prefix (Algorithm 3; the paper profile) or per content
+/// object (tuned): three objects under one route `/p` make one entry per
+/// next hop in the first case, three in the second, and each Data of the
+/// objects reaches the entry its Interest counted in (no entry is left
+/// with unsatisfied Interests once the fetches end).
+#[test]
+fn uiw_is_kept_per_fib_prefix_or_per_content_object() {
+    use icn_forwarder::cc::uiw_summary;
+    for (per_fib, want) in [(true, 1), (false, 3)] {
+        let scheme = CcScheme::Wincm;
+        let mut cfg = engine(scheme);
+        cfg.cc.wincm.uiw_per_fib_prefix = per_fib;
+        let mut net = Network::new(7);
+        let a = net.add_node(cfg.clone());
+        let b = net.add_node(cfg);
+        let (ab, _) = net.connect(a, b, link(20, 10));
+        net.node_mut(a)
+            .fib_add_nexthop(&"/p".parse().unwrap(), ab, 1)
+            .unwrap();
+        net.add_producer(b, "/p", 4000, None);
+        let mut flows: Vec<_> = (0..3)
+            .map(|i| {
+                let app = net.add_consumer(a);
+                LawFlow::new(app, &format!("/p/f{i}"), law(scheme, 0.0), at(0), at(500))
+            })
+            .collect();
+        drive(&mut net, &mut flows, at(1_500), ms(1));
+        let s = uiw_summary(net.node(a).cc_hooks(), ab).expect("entries on a's upstream");
+        assert_eq!(s.entries, want, "per FIB prefix {per_fib}: {s:?}");
+        assert_eq!(s.uin, 0, "per FIB prefix {per_fib}: {s:?}");
+        assert!(flows
+            .iter()
+            .all(|f| f.stats.goodput_bps(at(0), at(500)) > 1e6));
+    }
+}

@@ -432,6 +432,9 @@ pub struct WincmParams {
     /// Queue Data per flow with one multi-marking CoDel per flow (tuned;
     /// the paper marks one FIFO per face), as `[cc.pcon] flow_queues`.
     pub flow_queues: bool,
+    /// Keep UIN/UIW per FIB prefix (Algorithm 3, paper) rather than per
+    /// content object (the name without its last component).
+    pub uiw_per_fib_prefix: bool,
 }
 
 impl WincmParams {
@@ -446,6 +449,7 @@ impl WincmParams {
             d: u.d,
             prefer_unsaturated: u.prefer_unsaturated,
             flow_queues: profile == Profile::Tuned,
+            uiw_per_fib_prefix: profile == Profile::Paper,
         }
     }
 }
@@ -458,6 +462,7 @@ profiled_params!(
         d: f64,
         prefer_unsaturated: bool,
         flow_queues: bool,
+        uiw_per_fib_prefix: bool,
     }
 );
 
@@ -487,9 +492,10 @@ mod tests {
             (
                 tuned.wincm.interval_ms,
                 tuned.wincm.d,
-                tuned.wincm.prefer_unsaturated
+                tuned.wincm.prefer_unsaturated,
+                tuned.wincm.uiw_per_fib_prefix
             ),
-            (100, 1.1, true)
+            (100, 1.1, true, false)
         );
         let paper: CcConfig =
             toml::from_str("[pcon]\nprofile = \"paper\"\n[wincm]\nprofile = \"paper\"\nd = 1.2\n")
@@ -501,9 +507,10 @@ mod tests {
                 paper.wincm.interval_ms,
                 paper.wincm.d,
                 paper.wincm.prefer_unsaturated,
-                paper.wincm.flow_queues
+                paper.wincm.flow_queues,
+                paper.wincm.uiw_per_fib_prefix
             ),
-            (110, 1.2, false, false)
+            (110, 1.2, false, false, true)
         );
         assert!(toml::from_str::<CcConfig>("[wincm]\nprofile = \"paper\"\nbeta = 4\n").is_err());
     }

@@ -103,6 +103,20 @@ pub fn prefix_key(name_value: &[u8]) -> u64 {
     ))
 }
 
+/// A per-FIB-prefix key: hash of the FIB prefix an Interest matched
+/// (`StrategyCtx::fib_prefix`). The scheme strategy keeps it in the PIT
+/// entry ([`fib_key_of`]) for the entry's Data, Nack and timeout, which
+/// do not look the FIB up again.
+pub fn fib_prefix_key(fib_prefix_value: &[u8]) -> u64 {
+    fnv1a(fib_prefix_value)
+}
+
+/// The [`fib_prefix_key`] the scheme strategy stored in `pit`
+/// (`strategy_state[1]`; `[0]` is retransmission suppression's).
+pub(crate) fn fib_key_of(pit: &crate::engine::PitEntry) -> u64 {
+    pit.strategy_state[1]
+}
+
 fn fnv1a(b: &[u8]) -> u64 {
     b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
         (h ^ u64::from(*x)).wrapping_mul(0x0100_0000_01b3)

@@ -7,7 +7,7 @@ use icn_tlv::NackReason;
 
 use super::config::CcScheme;
 use super::dispatch::{decide_ctx, SchemeHooks};
-use super::prefix_key;
+use super::{fib_prefix_key, prefix_key};
 use crate::engine::strategy::{
     nack_when_all_upstreams_failed, RetxDecision, RetxSuppression, StrategyName,
 };
@@ -75,6 +75,7 @@ impl Strategy<SchemeHooks> for CcStrategy {
             return;
         }
         let prefix = prefix_key(&pit.name_value);
+        pit.strategy_state[1] = fib_prefix_key(ctx.fib_prefix);
         let now = ctx.now;
         let (hooks, mut d) = decide_ctx(ctx);
         let done = hooks.decide(now, self.scheme, |part, facts| {

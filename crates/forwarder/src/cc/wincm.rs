@@ -1,14 +1,15 @@
 //! WinCM (Wang et al., 2018): a multi-marking CoDel on every face's Data
 //! queue (each congested hop adds one to the mark), and a strategy that
 //! weighs next hops by their unsatisfied Interests (UIN/UIW, eq. 3).
-//! The UIN/UIW table is kept per content object (the name without its
-//! last component), not per FIB prefix: one table serves every prefix
-//! the strategy is set on.
+//! The UIN/UIW table is keyed per FIB prefix (Algorithm 3; the paper
+//! profile) or per content object, the name without its last component
+//! (`uiw_per_fib_prefix = false`).
 
 use cc_core::wincm::{MultiMarkConfig, UiwConfig, UiwTable};
 use cc_core::{Duration, Timestamp};
 
 use super::config::CcConfig;
+use super::fib_key_of;
 use super::marking::{FaceMarkers, MarkerLaw};
 use super::scheme::{Decide, FaceFacts, SchemePart};
 use crate::engine::{
@@ -19,6 +20,8 @@ use crate::engine::{
 pub(crate) struct Wincm {
     markers: FaceMarkers,
     pub(crate) uiw: UiwTable,
+    /// UIN/UIW per FIB prefix rather than per content object.
+    per_fib_prefix: bool,
     /// Next-hop ids of the Interest at hand (reused per packet).
     ids: Vec<u64>,
 }
@@ -31,6 +34,7 @@ impl Wincm {
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
             })),
             ids: Vec::new(),
+            per_fib_prefix: cfg.wincm.uiw_per_fib_prefix,
             uiw: UiwTable::new(
                 UiwConfig {
                     d: cfg.wincm.d,
@@ -39,6 +43,17 @@ impl Wincm {
                 },
                 seed,
             ),
+        }
+    }
+}
+
+impl Wincm {
+    /// The UIN/UIW key of `pit` (`object`: its content-object key).
+    fn key(&self, pit: &PitEntry, object: u64) -> u64 {
+        if self.per_fib_prefix {
+            fib_key_of(pit)
+        } else {
+            object
         }
     }
 }
@@ -84,10 +99,11 @@ impl SchemePart for Wincm {
         d: &mut Decide<'_>,
         _facts: &FaceFacts,
         interest: &IncomingInterest,
-        _pit: &mut PitEntry,
+        pit: &mut PitEntry,
         prefix: u64,
         cands: &[FaceId],
     ) {
+        let prefix = self.key(pit, prefix);
         let mut ids = core::mem::take(&mut self.ids);
         ids.clear();
         ids.extend(cands.iter().map(|f| f.0));
@@ -108,16 +124,19 @@ impl SchemePart for Wincm {
         pit: &PitEntry,
         prefix: u64,
     ) {
+        let prefix = self.key(pit, prefix);
         self.uiw
             .on_data(d.now, prefix, in_face.0, d.lp.congestion_mark > 0);
         d.send_data_to_downstreams(in_face, pit);
     }
 
-    fn on_nack(&mut self, _d: &mut Decide<'_>, in_face: FaceId, _pit: &PitEntry, prefix: u64) {
+    fn on_nack(&mut self, _d: &mut Decide<'_>, in_face: FaceId, pit: &PitEntry, prefix: u64) {
+        let prefix = self.key(pit, prefix);
         self.uiw.on_unsatisfied(prefix, in_face.0);
     }
 
     fn on_timeout(&mut self, _now: Timestamp, pit: &PitEntry, prefix: u64) {
+        let prefix = self.key(pit, prefix);
         for o in pit.out_records.iter().filter(|o| o.nack.is_none()) {
             self.uiw.on_unsatisfied(prefix, o.face.0);
         }

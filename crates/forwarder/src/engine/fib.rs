@@ -118,6 +118,18 @@ impl Fib {
         self.table.lpm(ends, name_value).map(|(_, e)| e)
     }
 
+    /// Longest-prefix match with the matched prefix: its bytes of
+    /// `name_value` (a sub-slice) and the entry.
+    pub fn lpm_prefix<'n>(
+        &self,
+        ends: &ComponentEnds,
+        name_value: &'n [u8],
+    ) -> Option<(&'n [u8], &FibEntry)> {
+        self.table
+            .lpm(ends, name_value)
+            .map(|(d, e)| (&name_value[..ends.end(d)], e))
+    }
+
     /// The entry for exactly this prefix.
     pub fn get(&self, prefix: &[u8]) -> Option<&FibEntry> {
         self.table.get(prefix)

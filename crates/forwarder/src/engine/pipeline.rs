@@ -405,10 +405,11 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         // Forwarding hint: use the first delegation that has a route.
         let hint_entry = interest.forwarding_hint.iter().find_map(|h| {
             let e = ComponentEnds::parse(h.value())?;
-            self.fib.lpm(&e, h.value())
+            self.fib.lpm_prefix(&e, h.value())
         });
-        let fib_entry = hint_entry.or_else(|| self.fib.lpm(ends, name_value));
-        let nexthops = fib_entry.map(|e| e.nexthops()).unwrap_or(&[]);
+        let fib_entry = hint_entry.or_else(|| self.fib.lpm_prefix(ends, name_value));
+        let nexthops = fib_entry.map(|(_, e)| e.nexthops()).unwrap_or(&[]);
+        let fib_prefix = fib_entry.map_or(&[][..], |(p, _)| p);
         let Some((_, &slot)) = self.strategy_table.lpm(ends, name_value) else {
             self.scratch_actions.push(Action::Nack {
                 face: incoming.face,
@@ -429,6 +430,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             actions: &mut self.scratch_actions,
             cc: &mut self.cc,
             lp,
+            fib_prefix,
         };
         strategy.after_receive_interest(&mut ctx, incoming, entry, nexthops);
     }

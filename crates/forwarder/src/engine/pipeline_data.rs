@@ -122,6 +122,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                         actions: &mut self.scratch_actions,
                         cc: &mut self.cc,
                         lp: in_lp,
+                        fib_prefix: &[],
                     };
                     strategy.after_receive_data(&mut ctx, face, entry);
                 }
@@ -227,6 +228,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 actions: &mut self.scratch_actions,
                 cc: &mut self.cc,
                 lp: in_lp,
+                fib_prefix: &[],
             };
             strategy.after_receive_nack(&mut ctx, face, reason, entry, nexthops);
         }

@@ -165,6 +165,11 @@ pub struct StrategyCtx<'a, C> {
     pub cc: &'a mut C,
     /// LP header facts of the packet being processed.
     pub lp: IncomingLp,
+    /// TLV-VALUE of the FIB prefix the Interest matched (its forwarding
+    /// hint's when that had a route); empty outside
+    /// `after_receive_interest` and when no route matched. Per-prefix
+    /// strategy state (WinCM's UIN/UIW) keys on it.
+    pub fib_prefix: &'a [u8],
 }
 
 impl<C> StrategyCtx<'_, C> {
