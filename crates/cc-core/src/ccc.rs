@@ -45,7 +45,6 @@ use crate::mircc::path::weighted_choice;
 use crate::rcp::{sanitize, DataSizeEstimate};
 use crate::time::{Duration, Timestamp};
 use alloc::vec::Vec;
-use core::borrow::BorrowMut;
 use core::fmt;
 use rand_core::RngCore;
 
@@ -104,6 +103,14 @@ pub struct CccConfig {
     /// queues an Interest behind one face's pace while another face's
     /// constraint has room (docs/deviations.md, C8).
     pub next_hop_by_room: bool,
+    /// With [`Augmentation::MaxMinShare`], a flow whose Interests arrive
+    /// well below its constraint here (held back by a tighter hop or by
+    /// its consumer) counts in the max-min shares with its measured demand
+    /// plus growth room rather than its whole cap, so the share it leaves
+    /// unused goes to the flows limited here (tuned [D]; docs/deviations.md
+    /// C9). Off, a flow bottlenecked elsewhere holds an equal share it
+    /// never uses: a parking lot's last link ran at 63 %.
+    pub max_min_demand: bool,
 }
 
 /// The rate at which an output interface releases a flow's Interests.
@@ -142,7 +149,9 @@ pub enum Augmentation {
     /// spare as above. A congested period cuts a flow above its share to
     /// at most that share (Algorithm 5 alone cuts every flow by the same
     /// factor and keeps their ratios), so the split goes to per-link
-    /// max-min fairness, the property the paper reports (§V).
+    /// max-min fairness, the property the paper reports (§V). With
+    /// [`CccConfig::max_min_demand`], a flow held back elsewhere counts at
+    /// its measured demand, as max-min fairness over several links asks.
     MaxMinShare,
 }
 
@@ -163,6 +172,7 @@ impl Default for CccConfig {
             interest_pace: InterestPace::OutgoingPace,
             pacer: pacer::PacerConfig::default(),
             next_hop_by_room: false,
+            max_min_demand: false,
         }
     }
 }
@@ -200,6 +210,7 @@ impl CccConfig {
             congestion_sojourn: Duration::from_millis(20),
             admit_equal_share: true,
             next_hop_by_room: true,
+            max_min_demand: true,
             ..CccConfig::default()
         }
     }
@@ -254,9 +265,35 @@ pub struct CccFlow {
     last_active: Option<Timestamp>,
     period_start: Option<Timestamp>,
     interests_in_period: u64,
+    /// Demand measurement ([`CccFlow::measure_demand`]): Interests since
+    /// `demand_start`, and the last completed window's pace.
+    demand_count: u64,
+    demand_start: Option<Timestamp>,
+    demand_ips: Option<f64>,
+    /// Demand windows still void after a raise of the constraint: the flow
+    /// answers a raise an RTT later, and a window that straddles it reads
+    /// a flow catching up as one held back elsewhere.
+    demand_void: u8,
+    /// Held back elsewhere (the supervisor's max-min by demand).
+    held_back: bool,
     /// Smooth weighted round-robin credit per next hop (same order).
     wrr_credit: Vec<f64>,
 }
+
+/// Interests a demand window holds: a paced flow of a few Interests per
+/// second brings zero or one per supervision period, too few to tell a
+/// flow held back elsewhere from one paced here; eight paced Interests
+/// measure its pace within about one in eight.
+pub(crate) const DEMAND_WINDOW_INTERESTS: f64 = 8.0;
+/// Longest demand window: a flow slower than eight Interests in it is
+/// measured over it.
+pub(crate) const DEMAND_WINDOW_MAX: Duration = Duration::from_secs(5);
+/// Demand windows left void after a raise: the current one and the next,
+/// so that a flow has at least one period plus its RTT to follow.
+const DEMAND_VOID_WINDOWS: u8 = 2;
+/// A constraint change within this fraction is no raise (re-computed
+/// shares move by rounding and by the Data-size estimate).
+const DEMAND_RAISE_TOLERANCE: f64 = 0.02;
 
 impl CccFlow {
     /// A flow with no next hop yet.
@@ -272,6 +309,12 @@ impl CccFlow {
             last_active: None,
             period_start: None,
             interests_in_period: 0,
+            demand_count: 0,
+            demand_start: None,
+            demand_ips: None,
+            // A new flow ramps up to its first constraint: not held back.
+            demand_void: DEMAND_VOID_WINDOWS,
+            held_back: false,
             wrr_credit: Vec::new(),
         }
     }
@@ -338,6 +381,38 @@ impl CccFlow {
         if self.period_start.is_none() {
             self.period_start = Some(now);
         }
+        self.demand_count = self.demand_count.saturating_add(1);
+        self.demand_start.get_or_insert(now);
+    }
+
+    /// Closes the demand window once it spans `period` and holds
+    /// [`DEMAND_WINDOW_INTERESTS`] Interests (or [`DEMAND_WINDOW_MAX`]
+    /// passed): the demand is then the Interests counted over it. A flow's
+    /// demand is what it sends, which a tighter hop elsewhere or its
+    /// consumer may hold below the constraint here. Counted over a fixed
+    /// time instead, a flow of 10 Interests/s read 0, 10, 20 or 30 per
+    /// 100 ms period.
+    pub fn measure_demand(&mut self, now: Timestamp, period: Duration) {
+        let Some(start) = self.demand_start else {
+            return;
+        };
+        let elapsed = now.saturating_since(start);
+        let enough = self.demand_count as f64 >= DEMAND_WINDOW_INTERESTS && elapsed >= period;
+        if (enough || elapsed >= DEMAND_WINDOW_MAX) && elapsed > Duration::ZERO {
+            self.demand_ips = if self.demand_void > 0 {
+                self.demand_void -= 1;
+                None
+            } else {
+                Some(self.demand_count as f64 / elapsed.as_secs_f64())
+            };
+            self.demand_count = 0;
+            self.demand_start = Some(now);
+        }
+    }
+
+    /// The last measured demand, Interests/s (`None` before a window closed).
+    pub fn demand_ips(&self) -> Option<f64> {
+        self.demand_ips
     }
 
     /// A Data of the flow came back (updates the Data-size EWMA).
@@ -438,8 +513,13 @@ impl CccFlow {
     /// Sets the outgoing constraint (supervision), clamped by eq. 9.
     fn set_constraint_out(&mut self, ips: f64) {
         self.supervised = true;
+        let before = self.constraint_out_ips;
         self.constraint_out_ips = sanitize(ips);
         self.enforce_eq9();
+        if self.constraint_out_ips > before * (1.0 + DEMAND_RAISE_TOLERANCE) {
+            self.demand_void = DEMAND_VOID_WINDOWS;
+            self.demand_ips = None;
+        }
     }
 
     /// Picks the next hop for an Interest, with probability proportional to
@@ -523,271 +603,6 @@ impl CccFlow {
     }
 }
 
-/// What a supervision round decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Supervision {
-    /// Drops were seen: this many active flows had their constraint cut.
-    Congested {
-        /// Flows reduced.
-        flows: usize,
-    },
-    /// No drop: `available_bps` (eq. 12) was shared among `flows` flows.
-    Augmented {
-        /// Spare bandwidth before distribution (may be ≤ 0: nothing given).
-        available_bps: f64,
-        /// Active flows.
-        flows: usize,
-    },
-}
-
-/// Queue supervision of one downstream output interface (Algorithms 3-6).
-#[derive(Debug, Clone)]
-pub struct CccSupervisor {
-    cfg: CccConfig,
-    capacity_bps: f64,
-    drops: u64,
-    /// Whether every Data dequeued this period waited past the sojourn
-    /// threshold (`None`: none dequeued yet).
-    standing_queue: Option<bool>,
-    last_run: Option<Timestamp>,
-}
-
-impl CccSupervisor {
-    /// Supervises an interface of `capacity_bps`, sharing η of it
-    /// ([`CccConfig::utilisation`], whole bit/s).
-    pub fn new(cfg: CccConfig, capacity_bps: f64) -> Self {
-        CccSupervisor {
-            cfg,
-            capacity_bps: sanitize(libm::floor(sanitize(capacity_bps) * cfg.utilisation)),
-            drops: 0,
-            standing_queue: None,
-            last_run: None,
-        }
-    }
-
-    /// The emission queue dropped a packet (Algorithm 4 input).
-    pub fn on_drop(&mut self) {
-        self.drops = self.drops.saturating_add(1);
-    }
-
-    /// A Data of `data_bytes` left the interface's queue after `sojourn`
-    /// on a link of `link_capacity_bps`. The period counts as congested,
-    /// like a drop, when every Data dequeued in it waited longer than
-    /// [`CccConfig::congestion_sojourn`] and at least one Data
-    /// serialisation: a standing queue, CoDel's test. One Data over the
-    /// threshold is not enough: the Data of flows paced at their shares
-    /// meet in bursts that drain within the period (ten flows of 1200-byte
-    /// Data on 2 Mbit/s queue 4-10 Data for a moment), and counted as
-    /// congestion they held every flow at half its share, 48 % of the link
-    /// (envelope sweep). Nor is one serialisation time: on a link where one
-    /// Data takes longer than the threshold (8 KB at 2 Mbit/s: 32 ms) the
-    /// Data waiting behind the one in service is no congestion.
-    /// Returns whether this Data waited past the threshold.
-    pub fn on_data_dequeued(
-        &mut self,
-        sojourn: Duration,
-        data_bytes: usize,
-        link_capacity_bps: Option<u64>,
-    ) -> bool {
-        let t = self.cfg.congestion_sojourn;
-        if t == Duration::ZERO {
-            return false;
-        }
-        let over = sojourn > crate::codel::link_target(t, data_bytes, link_capacity_bps);
-        self.standing_queue = Some(self.standing_queue.unwrap_or(true) && over);
-        over
-    }
-
-    /// A flow starts leaving by this interface, next to `flows_before`
-    /// others: its first constraint is an equal share of the capacity (under
-    /// eq. 9), not the whole link its next hops would allow. Handing every
-    /// newcomer the whole link is what overruns the queue at start-up:
-    /// Algorithm 5 then needs ~10 congested periods (0.9 per period) to
-    /// bring N × C back under C. [D]: the paper does not say what a flow
-    /// gets before its first supervision.
-    pub fn admit(&self, flow: &mut CccFlow, flows_before: usize) {
-        if !self.cfg.admit_equal_share {
-            return;
-        }
-        let bits = flow.data_size.bytes() * 8.0;
-        let share_ips = self.capacity_bps / (flows_before + 1) as f64 / bits;
-        let agg = flow.aggregate_constraint_ips();
-        flow.set_constraint_out(share_ips.min(agg));
-    }
-
-    /// The capacity this supervisor shares, bit/s.
-    pub fn capacity_bps(&self) -> f64 {
-        self.capacity_bps
-    }
-
-    /// When the next supervision is due.
-    pub fn poll_timeout(&self) -> Timestamp {
-        self.last_run
-            .map_or(Timestamp::ZERO, |t| t + self.cfg.supervision_period)
-    }
-
-    /// Algorithm 3 over the flows whose Data leave by this interface.
-    pub fn supervise<F: BorrowMut<CccFlow>>(
-        &mut self,
-        now: Timestamp,
-        flows: &mut [F],
-    ) -> Supervision {
-        self.last_run = Some(now);
-        let window = self.cfg.supervision_period;
-        for f in flows.iter_mut() {
-            f.borrow_mut().measure_incoming_pace(now);
-        }
-        // Algorithm 4, plus the standing-queue test [D].
-        let congested = self.drops > 0 || self.standing_queue == Some(true);
-        self.drops = 0;
-        self.standing_queue = None;
-        let mut active: Vec<&mut CccFlow> = flows
-            .iter_mut()
-            .map(|f| f.borrow_mut())
-            .filter(|f| f.is_active(now, activity_window(f, window)))
-            .collect();
-        if congested {
-            // Algorithm 5, floored at a fraction of the max-min share.
-            let max_min = self.cfg.augmentation == Augmentation::MaxMinShare;
-            let floors = max_min_shares_ips(&active, self.capacity_bps);
-            for (f, share) in active.iter_mut().zip(floors) {
-                let floor = self.cfg.reduction_floor_share * share;
-                // With max-min augmentation, a flow above its max-min share
-                // is cut at least to that share [D]: cutting every flow by
-                // the same factor keeps
-                // their ratios, so a flow that took the link before the
-                // others arrived kept most of it through every congested
-                // period (ten flows of 8 KB Data on 10 Mbit/s: the first
-                // at 4.4 Mbit/s, the others 0.5, Jain 0.67, envelope sweep).
-                let reduced = self.cfg.reduction_factor * f.incoming_pace_ips;
-                let reduced = if max_min && f.incoming_pace_ips > share {
-                    reduced.min(share)
-                } else {
-                    reduced
-                };
-                // A reduction never raises: a noisy pace measurement above
-                // the constraint must not loosen it.
-                let target = reduced.max(floor).min(f.constraint_out_ips);
-                f.set_constraint_out(target);
-            }
-            return Supervision::Congested {
-                flows: active.len(),
-            };
-        }
-        // Eq. 12 and Algorithm 6.
-        let n = active.len();
-        let all_satisfied = active
-            .iter()
-            .all(|f| f.constraint_out_ips >= f.objective_ips);
-        let caps: Vec<f64> = active
-            .iter()
-            .map(|f| {
-                let agg = f.aggregate_constraint_ips();
-                if all_satisfied {
-                    agg
-                } else {
-                    agg.min(f.objective_ips)
-                }
-            })
-            .collect();
-        if self.cfg.augmentation == Augmentation::MaxMinShare && n > 0 {
-            raise_to_max_min_share(&mut active, &caps, self.capacity_bps);
-        }
-        let used: f64 = active.iter().map(|f| f.bandwidth_bps()).sum();
-        let available_bps = self.capacity_bps - used;
-        if available_bps > 0.0 && n > 0 {
-            water_fill(&mut active, &caps, available_bps);
-        }
-        Supervision::Augmented {
-            available_bps,
-            flows: n,
-        }
-    }
-}
-
-/// How long a flow may go without a packet and still count as active: the
-/// supervision period, or two Interests at its constraint when that is
-/// longer [D]. A flow paced at 5 Interests/s has no packet in most 100 ms
-/// periods; counted inactive there, it was neither cut nor raised, and the
-/// max-min share of the few flows that were active was C over their
-/// number: ten flows of 4400-byte Data on 2 Mbit/s were raised to 9-11
-/// Interests/s for a fair 5.6 and queued 42 Data (envelope sweep).
-fn activity_window(f: &CccFlow, period: Duration) -> Duration {
-    let pace = f.constraint_out_ips;
-    if pace.is_finite() && pace > 0.0 {
-        let two_gaps = Duration::from_secs_f64((2.0 / pace).min(60.0));
-        period.max(two_gaps)
-    } else {
-        period
-    }
-}
-
-/// Each flow's max-min fair share of `capacity_bps` (flows capped by
-/// `caps`, in Interests/s), in Interests/s.
-fn max_min_shares(flows: &[&mut CccFlow], caps: &[f64], capacity_bps: f64) -> Vec<f64> {
-    let bits: Vec<f64> = flows.iter().map(|f| f.data_size.bytes() * 8.0).collect();
-    let mut order: Vec<usize> = (0..flows.len()).collect();
-    order.sort_by(|&a, &b| (caps[a] * bits[a]).total_cmp(&(caps[b] * bits[b])));
-    let mut left_bps = capacity_bps;
-    let mut shares = alloc::vec![0.0; flows.len()];
-    for (k, &i) in order.iter().enumerate() {
-        let share_bps = (left_bps / (order.len() - k) as f64).min(caps[i] * bits[i]);
-        left_bps -= share_bps;
-        shares[i] = share_bps / bits[i];
-    }
-    shares
-}
-
-/// Max-min shares under the caps Algorithm 5 can see: each flow's
-/// objective and `Σ p_i,k_max` (eq. 9).
-fn max_min_shares_ips(flows: &[&mut CccFlow], capacity_bps: f64) -> Vec<f64> {
-    let caps: Vec<f64> = flows
-        .iter()
-        .map(|f| f.aggregate_constraint_ips().min(f.objective_ips))
-        .collect();
-    max_min_shares(flows, &caps, capacity_bps)
-}
-
-/// Raises each flow below its max-min fair share of `capacity_bps` (flows
-/// capped by `caps`, in Interests/s) to that share.
-fn raise_to_max_min_share(flows: &mut [&mut CccFlow], caps: &[f64], capacity_bps: f64) {
-    let shares = max_min_shares(flows, caps, capacity_bps);
-    for (f, share_ips) in flows.iter_mut().zip(shares) {
-        if share_ips > f.constraint_out_ips {
-            f.set_constraint_out(share_ips);
-        }
-    }
-}
-
-/// Gives each flow an equal share of `available_bps`, converting to a pace
-/// by its Data size; shares that a flow's cap cannot absorb are recycled
-/// among the flows still below their cap.
-fn water_fill(flows: &mut [&mut CccFlow], caps: &[f64], mut available_bps: f64) {
-    let mut open: Vec<usize> = (0..flows.len())
-        .filter(|&i| caps[i] - flows[i].constraint_out_ips > EPS)
-        .collect();
-    while available_bps > EPS && !open.is_empty() {
-        let share = available_bps / open.len() as f64;
-        let mut still_open = Vec::with_capacity(open.len());
-        for &i in &open {
-            let f = &mut flows[i];
-            let bits = f.data_size.bytes() * 8.0;
-            let room_ips = caps[i] - f.constraint_out_ips;
-            let add_ips = (share / bits).min(room_ips);
-            let new = f.constraint_out_ips + add_ips;
-            f.set_constraint_out(new);
-            available_bps -= add_ips * bits;
-            if caps[i] - f.constraint_out_ips > EPS {
-                still_open.push(i);
-            }
-        }
-        if still_open.len() == open.len() {
-            break; // nobody capped: every share was absorbed
-        }
-        open = still_open;
-    }
-}
-
 /// What a producer's network layer stamps as its constraint before it knows
 /// more: its link capacity divided by the Data size.
 pub fn producer_constraint_ips(capacity_bps: f64, data_size_bytes: f64) -> f64 {
@@ -800,8 +615,10 @@ pub fn producer_constraint_ips(capacity_bps: f64, data_size_bytes: f64) -> f64 {
 
 mod consumer;
 pub mod pacer;
+mod supervisor;
 
 pub use consumer::{CccConsumer, CccConsumerConfig};
+pub use supervisor::{CccSupervisor, Supervision};
 
 #[cfg(test)]
 mod tests;

@@ -1,3 +1,4 @@
+use super::supervisor::activity_window;
 use super::*;
 use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
 use proptest::prelude::*;
@@ -459,4 +460,88 @@ fn paper_consumer_paces_at_the_objective_before_any_constraint() {
     }
     let tuned = CccConsumer::new(CccConsumerConfig::tuned());
     assert!(matches!(tuned.limit(), SendLimit::Window { interests } if interests == 2.0));
+}
+
+/// Two flows leave by one supervised 10 Mbit/s interface (1000-byte Data:
+/// 1187.5 Interests/s at η = 0.95). `a` is held back elsewhere at 100
+/// Interests/s; `b` sends at whatever its constraint here allows. Returns
+/// both constraints after `periods` supervisions of 100 ms.
+fn held_back_run(by_demand: bool, periods: u64) -> (f64, f64) {
+    let cfg = CccConfig {
+        initial_data_size_bytes: 1000.0,
+        max_min_demand: by_demand,
+        ..CccConfig::tuned()
+    };
+    let mut sup = CccSupervisor::new(cfg, 10e6);
+    let (mut a, mut b) = (CccFlow::new(cfg), CccFlow::new(cfg));
+    for f in [&mut a, &mut b] {
+        f.add_next_hop(1, 1e6).unwrap();
+        f.on_objective(ms(0), 1e5);
+        sup.admit(f, 1);
+    }
+    sup.supervise(ms(0), &mut [&mut a, &mut b]);
+    for p in 0..periods {
+        let t0 = p * 100;
+        // a: 10 Interests per period; b: its constraint's worth.
+        for i in 0..10 {
+            a.on_interest(ms(t0 + i * 10));
+        }
+        let n = (b.constraint_out_ips() / 10.0).floor() as u64;
+        for i in 0..n {
+            b.on_interest(Timestamp::from_micros(t0 * 1000 + i * 100_000 / n.max(1)));
+        }
+        sup.supervise(ms(t0 + 100), &mut [&mut a, &mut b]);
+    }
+    (a.constraint_out_ips(), b.constraint_out_ips())
+}
+
+/// Max-min by demand: a flow held back elsewhere counts at what it sends,
+/// so the flow limited here gets the rest of the link; it keeps room to
+/// grow (a quarter above its demand). Without it, both hold an equal share
+/// and the link carries 100 + 594 of its 1187.5 Interests/s.
+#[test]
+fn a_flow_held_back_elsewhere_leaves_its_share_to_the_others() {
+    let (a, b) = held_back_run(true, 30);
+    assert!((b - (1187.5 - 100.0)).abs() < 1.0, "b {b}");
+    assert!((a - 125.0).abs() < 1.0, "a keeps 25 % of room: {a}");
+    let (a, b) = held_back_run(false, 30);
+    assert!(
+        (a - 593.75).abs() < 1.0 && (b - 593.75).abs() < 1.0,
+        "{a} {b}"
+    );
+}
+
+/// A slow flow's demand is measured over eight Interests, not over one
+/// supervision period: at 10 Interests/s a 100 ms period holds 0-3 of
+/// them; a raise of its constraint voids the next two windows (the flow
+/// answers a raise an RTT later).
+#[test]
+fn demand_windows_hold_eight_interests_and_skip_a_raise() {
+    let cfg = CccConfig::tuned();
+    let mut f = CccFlow::new(cfg);
+    f.add_next_hop(1, 1e3).unwrap();
+    let period = Duration::from_millis(100);
+    // A new flow's first two windows are void (it ramps up).
+    let mut t = 0;
+    let mut measured = Vec::new();
+    for _ in 0..40 {
+        f.on_interest(ms(t));
+        t += 100; // 10 Interests/s
+        f.measure_demand(ms(t), period);
+        if let Some(d) = f.demand_ips() {
+            measured.push(d);
+        }
+    }
+    assert!(!measured.is_empty());
+    assert!(
+        measured.iter().all(|d| (d - 10.0).abs() < 1e-9),
+        "{measured:?}"
+    );
+    // Admitted at a tenth of 10 Mbit/s, then raised to all of it.
+    let mut sup = CccSupervisor::new(cfg, 1e7);
+    sup.admit(&mut f, 9);
+    let admitted = f.constraint_out_ips();
+    sup.supervise(ms(t), &mut [&mut f]);
+    assert!(f.constraint_out_ips() > admitted * 5.0);
+    assert_eq!(f.demand_ips(), None, "a raise voids the demand");
 }

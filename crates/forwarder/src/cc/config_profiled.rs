@@ -294,6 +294,9 @@ pub struct CccParams {
     /// Send each Interest to the next hop whose pacer releases it first
     /// (tuned) rather than by the paces' round robin alone (paper).
     pub next_hop_by_room: bool,
+    /// Max-min shares count a flow held back elsewhere at its measured
+    /// demand (tuned; cc-core `CccConfig::max_min_demand`).
+    pub max_min_demand: bool,
 }
 
 impl CccParams {
@@ -316,6 +319,7 @@ impl CccParams {
             pacer_queue: c.pacer.max_queue,
             pacer_burst_ms: u64::try_from(c.pacer.burst_time.as_millis()).unwrap_or(u64::MAX),
             next_hop_by_room: c.next_hop_by_room,
+            max_min_demand: c.max_min_demand,
         }
     }
 
@@ -342,6 +346,7 @@ impl CccParams {
                 ..CccConfig::for_profile(self.profile).pacer
             },
             next_hop_by_room: self.next_hop_by_room,
+            max_min_demand: self.max_min_demand,
             ..CccConfig::for_profile(self.profile)
         }
     }
@@ -363,6 +368,7 @@ profiled_params!(
         pacer_queue: usize,
         pacer_burst_ms: u64,
         next_hop_by_room: bool,
+        max_min_demand: bool,
     }
 );
 
