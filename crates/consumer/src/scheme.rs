@@ -66,6 +66,12 @@ pub struct SchemeOptions {
     /// `--profile`: the consumer law's paper constants or icnfwd's tuned
     /// ones (docs/deviations.md); the options above still apply.
     pub profile: Profile,
+    /// `--ccc-initial-window`: CCC's Interests in flight before the first
+    /// Data (the profile's: tuned 2, paper 0 = pace at the objective).
+    pub ccc_initial_window: Option<u32>,
+    /// `--ccc-min-pace`: the lowest pace CCC's consumer falls to, Interests/s
+    /// (the profile's: tuned 1, paper 0).
+    pub ccc_min_pace_ips: Option<f64>,
 }
 
 /// Default bound of a window law: on loopback a CUBIC slow start to
@@ -104,6 +110,8 @@ impl Default for SchemeOptions {
             initial_data_size_bytes: 8100.0,
             rtt: ndnget_rtt(),
             profile: Profile::Tuned,
+            ccc_initial_window: None,
+            ccc_min_pace_ips: None,
         }
     }
 }
@@ -219,11 +227,16 @@ impl SchemeOptions {
                 max_outstanding: max_out,
                 ..d.mircc
             },
-            ccc: CccConsumerConfig {
-                target_rate_bps: objective_bps,
-                initial_data_size_bytes: size0,
-                max_outstanding: max_out,
-                ..CccConsumerConfig::for_profile(self.profile)
+            ccc: {
+                let c = CccConsumerConfig::for_profile(self.profile);
+                CccConsumerConfig {
+                    target_rate_bps: objective_bps,
+                    initial_data_size_bytes: size0,
+                    max_outstanding: max_out,
+                    initial_window: self.ccc_initial_window.unwrap_or(c.initial_window),
+                    min_pace_ips: self.ccc_min_pace_ips.unwrap_or(c.min_pace_ips),
+                    ..c
+                }
             },
             wincm: {
                 let w = WincmConsumerConfig::for_profile(self.profile);

@@ -126,6 +126,14 @@ struct Args {
     /// Constants of the scheme's consumer law: paper or tuned (docs/deviations.md).
     #[arg(long, default_value = "tuned", value_name = "PROFILE")]
     profile: cc_core::Profile,
+    /// CCC: Interests in flight before the first Data (profile's: tuned 2;
+    /// 0 paces at the objective from the start, as the paper).
+    #[arg(long, value_name = "N")]
+    ccc_initial_window: Option<u32>,
+    /// CCC: the lowest pace, Interests/s, whatever constraint arrives
+    /// (profile's: tuned 1; 0 as the paper).
+    #[arg(long, value_name = "IPS")]
+    ccc_min_pace: Option<f64>,
     /// Set MustBeFresh on segment Interests.
     #[arg(short, long)]
     fresh: bool,
@@ -301,6 +309,12 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
     {
         bail!("--init-cwnd and --init-ssthresh must be at least 1");
     }
+    if args
+        .ccc_min_pace
+        .is_some_and(|p| !(p.is_finite() && p >= 0.0))
+    {
+        bail!("--ccc-min-pace must be a non-negative number");
+    }
     if args.cc.needs_rate && args.rate.is_none() {
         bail!("--cc rate needs --rate (e.g. --rate 8Mbps or --rate 1200pps)");
     }
@@ -335,6 +349,8 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         max_outstanding: args.max_outstanding,
         rtt,
         profile: args.profile,
+        ccc_initial_window: args.ccc_initial_window,
+        ccc_min_pace_ips: args.ccc_min_pace,
         ..SchemeOptions::default()
     };
     let open_log = |p: &Option<std::path::PathBuf>| -> Result<Option<Box<dyn Write>>> {

@@ -87,6 +87,12 @@ fn consumer_args(sc: &Scenario, scheme: &str, f: &Flow) -> Vec<String> {
     if cc == "ccc" {
         let o = f.objective_bps.unwrap_or(1e9);
         a.extend(["--objective".into(), format!("{}bps", o.round())]);
+        if let Some(w) = sc.consumer.ccc_initial_window {
+            a.extend(["--ccc-initial-window".into(), w.to_string()]);
+        }
+        if let Some(p) = sc.consumer.ccc_min_pace_ips {
+            a.extend(["--ccc-min-pace".into(), p.to_string()]);
+        }
     }
     if cc == "qsccp" {
         a.extend(["--class".into(), f.class.clone()]);

@@ -127,6 +127,19 @@ pub struct Scenario {
     /// Parameter profile of every scheme's forwarders and consumers
     /// (`icnlab --profile`; not a file key: one scenario runs under both).
     pub profile: Profile,
+    /// `[consumer]`: knobs of the consumer laws beside the profile, as
+    /// icncat's flags (each deviation of a consumer law can be switched
+    /// alone, docs/deviations.md).
+    pub consumer: ConsumerKnobs,
+}
+
+/// `[consumer]` of a scenario.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ConsumerKnobs {
+    /// CCC's Interests in flight before the first Data (`--ccc-initial-window`).
+    pub ccc_initial_window: Option<u32>,
+    /// CCC's lowest pace, Interests/s (`--ccc-min-pace`).
+    pub ccc_min_pace_ips: Option<f64>,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -322,6 +335,18 @@ impl Scenario {
                 .collect::<Result<Vec<_>, serde_json::Error>>()
                 .map_err(|e| format!("multicast_groups: {e}"))?,
         };
+        let consumer = v
+            .consumer
+            .as_ref()
+            .map_or(Ok(ConsumerKnobs::default()), |c| match c.ccc_min_pace_ips {
+                Some(p) if !(p.is_finite() && p >= 0.0) => {
+                    Err(format!("consumer.ccc_min_pace_ips = {p}: a pace, >= 0"))
+                }
+                _ => Ok(ConsumerKnobs {
+                    ccc_initial_window: c.ccc_initial_window,
+                    ccc_min_pace_ips: c.ccc_min_pace_ips,
+                }),
+            })?;
         let queue_packets = match v.queue_packets {
             None => None,
             Some(q) if (2.0..=100_000.0).contains(&q) && q.fract() == 0.0 => Some(q as usize),
@@ -413,6 +438,7 @@ impl Scenario {
             multicast_groups,
             queue_packets,
             profile: Profile::Tuned,
+            consumer,
         };
         for f in &sc.flows {
             if sc.hops(&f.consumer, &f.producer).is_none() {

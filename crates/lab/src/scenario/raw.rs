@@ -44,6 +44,15 @@ pub(super) struct RawScenario {
     pub cc_ccc: Option<toml::Table>,
     pub cc_wincm: Option<toml::Table>,
     pub cc_qsccp: Option<toml::Table>,
+    pub consumer: Option<RawConsumer>,
+}
+
+/// `[consumer]`: consumer-law knobs beside the profile (icncat's flags).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConsumer {
+    pub ccc_initial_window: Option<u32>,
+    pub ccc_min_pace_ips: Option<f64>,
 }
 
 impl RawScenario {

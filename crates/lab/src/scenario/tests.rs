@@ -323,3 +323,30 @@ fn multicast_groups_lines_reach_the_forwarder_config() {
     let cfg = icn_forwarder::config::Config::from_toml_str(&c).unwrap();
     assert_eq!(cfg.multicast_groups.occupancy_queue_packets, Some(50));
 }
+
+/// `[consumer]` switches one consumer-law knob beside the profile, in both
+/// runners (the virtual one's icncat options here); a bad value or an
+/// unknown key is refused.
+#[test]
+fn consumer_knobs_reach_the_consumer_options() {
+    let with = |t: &str| DIAMOND.replacen("[cc_qsccp]", &format!("[consumer]\n{t}\n[cc_qsccp]"), 1);
+    let s = Scenario::parse(&with("ccc_initial_window = 0\nccc_min_pace_ips = 0.5")).unwrap();
+    assert_eq!(
+        s.consumer,
+        ConsumerKnobs {
+            ccc_initial_window: Some(0),
+            ccc_min_pace_ips: Some(0.5)
+        }
+    );
+    let o = crate::sim::build::consumer_options(&s, "ccc", &s.flows[0]).unwrap();
+    let law = o.law_config().ccc;
+    assert_eq!((law.initial_window, law.min_pace_ips), (0, 0.5));
+    let plain = Scenario::parse(DIAMOND).unwrap();
+    let law = crate::sim::build::consumer_options(&plain, "ccc", &plain.flows[0])
+        .unwrap()
+        .law_config()
+        .ccc;
+    assert_eq!((law.initial_window, law.min_pace_ips), (2, 1.0), "tuned");
+    assert!(Scenario::parse(&with("ccc_min_pace_ips = -1")).is_err());
+    assert!(Scenario::parse(&with("ccc_window = 0")).is_err());
+}

@@ -49,7 +49,7 @@ pub(super) fn engine_config(sc: &Scenario, scheme: &str) -> Result<RouterConfig,
 
 /// icncat's options for `f` under `scheme`, as the namespace runner's
 /// command line gives them (`none` runs `fixed` with the scenario's window).
-pub(super) fn consumer_options(
+pub(crate) fn consumer_options(
     sc: &Scenario,
     scheme: &str,
     f: &Flow,
@@ -72,6 +72,8 @@ pub(super) fn consumer_options(
             .then(|| RateSpec::BitsPerSec(f.objective_bps.unwrap_or(1e9))),
         class,
         profile: sc.profile,
+        ccc_initial_window: sc.consumer.ccc_initial_window,
+        ccc_min_pace_ips: sc.consumer.ccc_min_pace_ips,
         ..SchemeOptions::default()
     })
 }

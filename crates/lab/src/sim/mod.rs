@@ -2,7 +2,7 @@
 //! with real engines and icncat's fetch per flow, driven in 1 ms steps of
 //! simulated time (no sleeps, no root), reproducible from a seed.
 
-mod build;
+pub(crate) mod build;
 mod consumer;
 mod mcast;
 mod sample;
