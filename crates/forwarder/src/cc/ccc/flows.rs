@@ -52,6 +52,21 @@ struct Entry {
     stamped: Vec<u64>,
 }
 
+/// A flow with its key, as a supervisor takes it.
+struct Keyed<'a>((u64, FaceId), &'a mut CccFlow);
+
+impl core::borrow::Borrow<CccFlow> for Keyed<'_> {
+    fn borrow(&self) -> &CccFlow {
+        self.1
+    }
+}
+
+impl core::borrow::BorrowMut<CccFlow> for Keyed<'_> {
+    fn borrow_mut(&mut self) -> &mut CccFlow {
+        self.1
+    }
+}
+
 /// A candidate next hop: face and its capacity, if known.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Candidate {
@@ -269,11 +284,15 @@ impl CccFlows {
             if sup.poll_timeout() > now {
                 continue;
             }
-            let mut mine: Vec<&mut CccFlow> = flows
+            let mut mine: Vec<Keyed<'_>> = flows
                 .iter_mut()
                 .filter(|((_, d), _)| d == face)
-                .map(|(_, e)| &mut e.flow)
+                .map(|(k, e)| Keyed(*k, &mut e.flow))
                 .collect();
+            // The map's order differs from process to process; shares
+            // computed in key order keep a run reproducible from its seed
+            // (float sums and ties depend on the order).
+            mine.sort_unstable_by_key(|k| k.0);
             sup.supervise(now, &mut mine);
         }
         if self.next_measure.is_none_or(|t| t <= now) {
