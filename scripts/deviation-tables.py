@@ -60,6 +60,16 @@ ROWS = [
     ("C8", "ccc", "next_hop_by_room", "false",
      ["ccc_fig1", "diamond", "mircc_fig8", "wincm_multipath",
       "abilene_multipath", "dumbbell", "arrival", "greedy"], ""),
+    # C7: the consumer's knobs, in the scenario's `[consumer]` table.
+    ("C7a", "ccc", "consumer.ccc_initial_window", "0",
+     ["dumbbell", "arrival", "ccc_fig1", "greedy", "mircc_fig8", "abilene"],
+     "paces at the objective until the first constraint"),
+    ("C7b", "ccc", "consumer.ccc_min_pace_ips", "0.0",
+     ["dumbbell", "arrival", "ccc_fig1", "greedy", "mircc_fig8", "abilene"],
+     "no pace floor"),
+    ("C9", "ccc", "max_min_demand", "false",
+     ["dumbbell", "arrival", "ccc_fig1", "greedy", "mircc_fig8",
+      "qsccp_classes", "abilene", "abilene_multipath", "geant"], ""),
     ("Q1", "qsccp", "ds_rate_headroom", "0.0", ["qsccp_classes"], ""),
     ("Q2", "qsccp", "dt_rate_headroom", "0.0",
      ["qsccp_classes", "dumbbell", "arrival", "mircc_fig8"], ""),
@@ -100,11 +110,21 @@ PAPER_PACER = [("no pacer", "pace_interests", "false"),
                ("at the constraint", "interest_pace", '"constraint"')]
 
 
+def table_and_key(scheme: str, key: str) -> tuple[str, str]:
+    """`consumer.<k>` is key k of the `[consumer]` table (consumer-law
+    knobs); any other key belongs to `[cc_<scheme>]`."""
+    if key.startswith("consumer."):
+        return "consumer", key.split(".", 1)[1]
+    return f"cc_{scheme}", key
+
+
 def with_key(text: str, scheme: str, key: str, value: str) -> str:
-    """The scenario text with `key = value` in its `[cc_<scheme>]` table:
-    set inside the table when the file has one (TOML forbids a second
-    header), appended as a new table at the end otherwise."""
-    header = f"[cc_{scheme}]"
+    """The scenario text with `key = value` in its `[cc_<scheme>]` (or
+    `[consumer]`) table: set inside the table when the file has one (TOML
+    forbids a second header), appended as a new table at the end
+    otherwise."""
+    table, key = table_and_key(scheme, key)
+    header = f"[{table}]"
     lines = text.splitlines()
     at = next((i for i, l in enumerate(lines) if l.strip() == header), None)
     if at is None:
@@ -120,9 +140,10 @@ def with_key(text: str, scheme: str, key: str, value: str) -> str:
 def scenario_copy(out: Path, s: str, scheme: str, key: str, value: str) -> Path:
     text = with_key((SCENARIOS / f"{s}.toml").read_text(), scheme, key, value)
     parsed = tomllib.loads(text)  # a duplicate table or key raises here
-    got = parsed[f"cc_{scheme}"][key]
+    table, k = table_and_key(scheme, key)
+    got = parsed[table][k]
     if got != tomllib.loads(f"v = {value}")["v"]:
-        raise SystemExit(f"{s}: cc_{scheme}.{key} reads {got!r}, not {value}")
+        raise SystemExit(f"{s}: {table}.{k} reads {got!r}, not {value}")
     tag = re.sub(r"[^A-Za-z0-9_.]", "", value)
     path = out / "scenarios" / f"{s}--{scheme}--{key}--{tag}.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
