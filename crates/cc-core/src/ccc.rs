@@ -37,7 +37,7 @@
 //! constraint): a flow's first constraint at a supervised interface is an
 //! equal share of it ([`CccSupervisor::admit`]); Algorithm 5 never cuts
 //! below half a flow's max-min share; the consumer keeps a small window in
-//! flight until its first Data; next
+//! flight until its first Data and never paces below 1 Interest/s; next
 //! hops are chosen by smooth weighted round robin
 //! ([`CccFlow::next_hop_smooth`]) rather than at random.
 

@@ -70,7 +70,7 @@ pub struct SchemeOptions {
     /// Data (the profile's: tuned 2, paper 0 = pace at the objective).
     pub ccc_initial_window: Option<u32>,
     /// `--ccc-min-pace`: the lowest pace CCC's consumer falls to, Interests/s
-    /// (0 in both profiles).
+    /// (the profile's: tuned 1, paper 0).
     pub ccc_min_pace_ips: Option<f64>,
 }
 

@@ -25,25 +25,28 @@ pub struct CccConsumerConfig {
     /// arrives.
     pub initial_window: u32,
     /// Lowest pace the consumer falls to whatever constraint it hears
-    /// (capped by the objective). 0 in both profiles: a floor of 1
-    /// Interest/s was kept against flows starving at a zero constraint,
-    /// which the supervisors' reduction floor (half the max-min share) now
-    /// rules out; measured without it, no scenario moved in virtual time
-    /// or on namespaces (docs/deviations.md, C7).
+    /// (1 Interest/s, or the objective if lower) [D]: a flow that stops
+    /// sending looks idle to the supervisors and would never be raised
+    /// again. The paper has no floor (0). Tuned forwarders never cut to
+    /// zero (their reduction floor), so it matters where a hop does (one
+    /// running the paper profile, or `reduction_floor_share = 0`): there,
+    /// without it, flows starved (envelope grid, docs/deviations.md C7).
     pub min_pace_ips: f64,
 }
 
 impl CccConsumerConfig {
     /// The paper's consumer: pace = min(objective, latest constraint) from
-    /// the first Interest, no start-up window.
+    /// the first Interest, no start-up window, no floor.
     pub fn paper() -> Self {
         CccConsumerConfig {
             initial_window: 0,
+            min_pace_ips: 0.0,
             ..CccConsumerConfig::default()
         }
     }
 
-    /// icnfwd's consumer: two Interests in flight until the first Data.
+    /// icnfwd's consumer: two Interests in flight until the first Data and
+    /// a floor of 1 Interest/s.
     pub fn tuned() -> Self {
         CccConsumerConfig::default()
     }
@@ -65,7 +68,7 @@ impl Default for CccConsumerConfig {
             data_size_gain: 0.125,
             max_outstanding: 10_000,
             initial_window: 2,
-            min_pace_ips: 0.0,
+            min_pace_ips: 1.0,
         }
     }
 }

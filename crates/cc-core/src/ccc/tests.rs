@@ -158,8 +158,6 @@ fn consumer_starts_with_a_small_window_then_paces() {
     let mut c = CccConsumer::new(CccConsumerConfig {
         target_rate_bps: 8e9,
         initial_data_size_bytes: 1000.0,
-        // The floor is off in both profiles (C7); set, it holds.
-        min_pace_ips: 1.0,
         ..CccConsumerConfig::default()
     });
     // No constraint known: a window, not the (huge) objective.

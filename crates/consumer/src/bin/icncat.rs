@@ -131,7 +131,7 @@ struct Args {
     #[arg(long, value_name = "N")]
     ccc_initial_window: Option<u32>,
     /// CCC: the lowest pace, Interests/s, whatever constraint arrives
-    /// (default 0 in both profiles, as the paper).
+    /// (profile's: tuned 1; 0 as the paper).
     #[arg(long, value_name = "IPS")]
     ccc_min_pace: Option<f64>,
     /// Set MustBeFresh on segment Interests.

@@ -346,7 +346,7 @@ fn consumer_knobs_reach_the_consumer_options() {
         .unwrap()
         .law_config()
         .ccc;
-    assert_eq!((law.initial_window, law.min_pace_ips), (2, 0.0), "tuned");
+    assert_eq!((law.initial_window, law.min_pace_ips), (2, 1.0), "tuned");
     assert!(Scenario::parse(&with("ccc_min_pace_ips = -1")).is_err());
     assert!(Scenario::parse(&with("ccc_window = 0")).is_err());
 }
