@@ -516,7 +516,15 @@ impl CccFlow {
         let before = self.constraint_out_ips;
         self.constraint_out_ips = sanitize(ips);
         self.enforce_eq9();
-        if self.constraint_out_ips > before * (1.0 + DEMAND_RAISE_TOLERANCE) {
+        // Only a flow that pressed against the old constraint answers a
+        // raise; one held back elsewhere sends as before (cut and raised
+        // again by each congested period of this face, its demand was
+        // voided every time and it was never read as held back).
+        // (One period's count of a slow flow reads 0 or twice its pace: the
+        // demand window's pace counts too.)
+        let sent = self.incoming_pace_ips.max(self.demand_ips.unwrap_or(0.0));
+        let pressing = sent >= supervisor::HELD_BACK_BELOW * before;
+        if pressing && self.constraint_out_ips > before * (1.0 + DEMAND_RAISE_TOLERANCE) {
             self.demand_void = DEMAND_VOID_WINDOWS;
             self.demand_ips = None;
         }

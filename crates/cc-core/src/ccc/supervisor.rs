@@ -299,9 +299,9 @@ fn max_min_shares_ips(flows: &[&mut CccFlow], capacity_bps: f64, by_demand: bool
 /// raised above what the link carries read as held back, and their
 /// unused share went to the others: 5 of 108 envelope points queued past
 /// their bounds.
-const HELD_BACK_BELOW: f64 = 0.6;
-/// A held-back flow counts as limited here again once it sends this
-/// fraction of its (lowered) constraint: its hop let it go.
+pub(super) const HELD_BACK_BELOW: f64 = 0.6;
+/// A held-back flow counts as limited here again once its demand reaches
+/// this fraction of its (lowered) constraint: its hop let it go.
 const HELD_BACK_UNTIL: f64 = 0.9;
 /// Room a flow held back elsewhere keeps above its demand: the growth per
 /// supervision when the hop holding it back lets go. With η = 0.95 the
@@ -313,15 +313,19 @@ const DEMAND_GROWTH: f64 = 1.25;
 /// window can tell from silence.
 const MIN_ROOM_IPS: f64 = super::DEMAND_WINDOW_INTERESTS / super::DEMAND_WINDOW_MAX.as_secs_f64();
 
-/// Enters or leaves the held-back state (with hysteresis: lowered to its
-/// demand plus room, a held-back flow sends at 1 / [`DEMAND_GROWTH`] of
-/// its constraint and stays held back until it grows).
+/// Enters or leaves the held-back state. Lowered to its demand plus room,
+/// a held-back flow sends at 1 / [`DEMAND_GROWTH`] of its constraint, so it
+/// leaves only when its demand reaches [`HELD_BACK_UNTIL`] of it. Leaving
+/// needs the demand window: one period's count of a slow flow (3 ± 1
+/// Interests at 30/s) crossed the threshold by chance and sent a held-back
+/// flow back to its equal share every few periods (parking-lot-3 at 2
+/// Mbit/s: the last link at 65-68 %).
 fn update_held_back(f: &mut CccFlow) {
     let c = f.constraint_out_ips;
     let pace = f.incoming_pace_ips;
     f.held_back = match f.demand_ips {
         None => false,
-        Some(d) if f.held_back => d < HELD_BACK_UNTIL * c && pace < HELD_BACK_UNTIL * c,
+        Some(d) if f.held_back => d < HELD_BACK_UNTIL * c,
         Some(d) => d < HELD_BACK_BELOW * c && pace < HELD_BACK_BELOW * c,
     };
 }
