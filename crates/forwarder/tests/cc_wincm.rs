@@ -29,17 +29,33 @@ const RUN_MS: u64 = 16_000;
 const WINDOW_MS: u64 = 2_000;
 const FROM_MS: u64 = 4_000;
 
-#[test]
-fn wincm_is_fair_over_a_long_run_though_it_oscillates() {
-    let scheme = CcScheme::Wincm;
+/// Two nodes a → b over 20 Mbit/s, 10 ms, `/p` routed from a to b and
+/// produced (4000-byte Data) at b: (network, a, b, a's face to b, b's face
+/// to a).
+fn line(
+    cfg: icn_forwarder::router::RouterConfig,
+) -> (
+    Network,
+    icn_sim::net::NodeId,
+    icn_sim::net::NodeId,
+    icn_forwarder::engine::FaceId,
+    icn_forwarder::engine::FaceId,
+) {
     let mut net = Network::new(7);
-    let a = net.add_node(engine(scheme));
-    let b = net.add_node(engine(scheme));
+    let a = net.add_node(cfg.clone());
+    let b = net.add_node(cfg);
     let (ab, ba) = net.connect(a, b, link(20, 10));
     net.node_mut(a)
         .fib_add_nexthop(&"/p".parse().unwrap(), ab, 1)
         .unwrap();
     net.add_producer(b, "/p", 4000, None);
+    (net, a, b, ab, ba)
+}
+
+#[test]
+fn wincm_is_fair_over_a_long_run_though_it_oscillates() {
+    let scheme = CcScheme::Wincm;
+    let (mut net, a, b, _, ba) = line(engine(scheme));
     let mut flows: Vec<_> = (0..3)
         .map(|i| {
             let app = net.add_consumer(a);
@@ -104,14 +120,7 @@ fn uiw_is_kept_per_fib_prefix_or_per_content_object() {
         let scheme = CcScheme::Wincm;
         let mut cfg = engine(scheme);
         cfg.cc.wincm.uiw_per_fib_prefix = per_fib;
-        let mut net = Network::new(7);
-        let a = net.add_node(cfg.clone());
-        let b = net.add_node(cfg);
-        let (ab, _) = net.connect(a, b, link(20, 10));
-        net.node_mut(a)
-            .fib_add_nexthop(&"/p".parse().unwrap(), ab, 1)
-            .unwrap();
-        net.add_producer(b, "/p", 4000, None);
+        let (mut net, a, _, ab, _) = line(cfg);
         let mut flows: Vec<_> = (0..3)
             .map(|i| {
                 let app = net.add_consumer(a);
