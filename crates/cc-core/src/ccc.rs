@@ -106,7 +106,8 @@ pub struct CccConfig {
     /// With [`Augmentation::MaxMinShare`], a flow whose Interests arrive
     /// well below its constraint here (held back by a tighter hop or by
     /// its consumer) counts in the max-min shares with its measured demand
-    /// plus growth room rather than its whole cap, so the share it leaves
+    /// (its constraint keeps growth room above it) rather than its whole
+    /// cap, so the share it leaves
     /// unused goes to the flows limited here (tuned [D]; docs/deviations.md
     /// C9). Off, a flow bottlenecked elsewhere holds an equal share it
     /// never uses: a parking lot's last link ran at 63 %.

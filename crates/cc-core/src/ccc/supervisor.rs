@@ -185,8 +185,8 @@ impl CccSupervisor {
             })
             .collect();
         if self.cfg.augmentation == Augmentation::MaxMinShare && n > 0 {
-            // Reused across periods: the supervision runs on the engine's
-            // timer, and its lists are the only allocations it makes.
+            // Reused across periods: one list fewer per supervision (the
+            // engine's allocation test counts them).
             let mut share_caps = core::mem::take(&mut self.share_caps);
             share_caps.clear();
             share_caps.extend(
@@ -215,17 +215,21 @@ impl CccSupervisor {
                 // only after the queue built (a long-RTT flow ramping on a
                 // dumbbell: 20 Data over 5 s). Trim the flows limited here
                 // to their shares at once.
+            }
+            // The shares depend on the caps and Data sizes only: one
+            // computation serves the trim and the raise.
+            let shares = max_min_shares(&active, &share_caps, self.capacity_bps);
+            if by_demand {
                 let booked: f64 = active.iter().map(|f| f.bandwidth_bps()).sum();
                 if booked > self.capacity_bps {
-                    let shares = max_min_shares(&active, &share_caps, self.capacity_bps);
-                    for (f, share) in active.iter_mut().zip(shares) {
+                    for (f, &share) in active.iter_mut().zip(&shares) {
                         if !f.held_back && f.constraint_out_ips > share {
                             f.set_constraint_out(share);
                         }
                     }
                 }
             }
-            raise_to_max_min_share(&mut active, &share_caps, self.capacity_bps);
+            raise_to_shares(&mut active, &shares);
             self.share_caps = share_caps;
         }
         let used: f64 = active.iter().map(|f| f.bandwidth_bps()).sum();
@@ -345,11 +349,9 @@ fn share_cap(f: &CccFlow, cap: f64, by_demand: bool) -> f64 {
     }
 }
 
-/// Raises each flow below its max-min fair share of `capacity_bps` (flows
-/// capped by `caps`, in Interests/s) to that share.
-fn raise_to_max_min_share(flows: &mut [&mut CccFlow], caps: &[f64], capacity_bps: f64) {
-    let shares = max_min_shares(flows, caps, capacity_bps);
-    for (f, share_ips) in flows.iter_mut().zip(shares) {
+/// Raises each flow below its share (Interests/s, [`max_min_shares`]) to it.
+fn raise_to_shares(flows: &mut [&mut CccFlow], shares: &[f64]) {
+    for (f, &share_ips) in flows.iter_mut().zip(shares) {
         if share_ips > f.constraint_out_ips {
             f.set_constraint_out(share_ips);
         }
