@@ -408,6 +408,53 @@ fn only_a_standing_queue_counts_as_congestion() {
     ));
 }
 
+/// The N·D/D/1 chance queue: none for no flow, about 2 Data for three and
+/// 3.6 for ten at η = 0.95, growing with the number of flows.
+#[test]
+fn the_chance_queue_of_paced_flows_grows_with_their_number() {
+    use super::supervisor::paced_chance_queue_data as k;
+    assert_eq!(k(0, 0.95), 0.0);
+    assert!((k(3, 0.95) - 2.0).abs() < 0.1, "{}", k(3, 0.95));
+    assert!((k(10, 0.95) - 3.6).abs() < 0.1, "{}", k(10, 0.95));
+    assert!((k(10, 1.0) - 3.9).abs() < 0.1, "{}", k(10, 1.0));
+    assert!((1..50).all(|n| k(n + 1, 0.95) > k(n, 0.95)));
+}
+
+/// Where a period holds a few large Data, the queue ten flows paced at
+/// their shares meet by chance is no congestion: 8000-byte Data on 2
+/// Mbit/s (32 ms each) waiting 70-100 ms, i.e. 2-3 Data, all period.
+#[test]
+fn the_chance_queue_of_ten_paced_flows_is_no_congestion() {
+    let cfg = CccConfig {
+        congestion_sojourn: Duration::from_millis(20),
+        ..CccConfig::default()
+    };
+    let run = |sojourn_ms: u64| {
+        let mut flows: Vec<CccFlow> = (0..10)
+            .map(|_| {
+                let mut f = three_way([1000.0, 0.0, 0.0]);
+                f.on_objective(ms(0), 500.0);
+                f
+            })
+            .collect();
+        let mut sup = CccSupervisor::new(cfg, 2e6);
+        for f in flows.iter_mut() {
+            f.on_interest(ms(1));
+        }
+        sup.supervise(ms(50), &mut flows);
+        for f in flows.iter_mut() {
+            f.on_interest(ms(60));
+        }
+        for _ in 0..3 {
+            sup.on_data_dequeued(Duration::from_millis(sojourn_ms), 8000, Some(2_000_000));
+        }
+        sup.supervise(ms(150), &mut flows)
+    };
+    assert!(matches!(run(100), Supervision::Augmented { .. }));
+    // 4.4 Data waited for all period: more than chance.
+    assert!(matches!(run(140), Supervision::Congested { .. }));
+}
+
 /// The paper profile admits nothing (a new flow passes on what its next
 /// hops allow) and cuts without a floor; tuned gives an equal share and
 /// floors the cut at half the max-min share.
