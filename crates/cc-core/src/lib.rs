@@ -3,6 +3,7 @@
 extern crate alloc;
 
 pub mod any;
+pub mod chance_queue;
 pub mod law;
 pub mod link;
 pub mod profile;

@@ -37,7 +37,7 @@ pub struct CccSupervisor {
     last_run: Option<Timestamp>,
     share_caps: Vec<f64>,
     /// Flows active at the last supervision (the standing-queue test's
-    /// chance queue, [`paced_chance_queue_data`]).
+    /// chance queue, [`crate::chance_queue`]).
     active_flows: usize,
 }
 
@@ -74,7 +74,7 @@ impl CccSupervisor {
     /// Data takes longer than the threshold (8 KB at 2 Mbit/s: 32 ms) the
     /// Data waiting behind the one in service is no congestion. Nor is the
     /// queue the flows paced at their shares build by chance
-    /// ([`paced_chance_queue_data`]): where a period holds only a few Data
+    /// ([`crate::chance_queue`]): where a period holds only a few Data
     /// it outlasts the period (ten flows of 8 KB Data on 2 Mbit/s, 3 Data
     /// per period: the test fired every 0.3-2 s and each time cut every
     /// flow to a third, 80 % utilisation), and no cut removes it.
@@ -90,7 +90,10 @@ impl CccSupervisor {
             return false;
         }
         let one_data = crate::codel::link_target(Duration::ZERO, data_bytes, link_capacity_bps);
-        let chance = paced_chance_queue_data(self.active_flows, self.cfg.utilisation);
+        let chance = crate::chance_queue::paced_chance_queue_data(
+            self.active_flows as f64,
+            self.cfg.utilisation,
+        );
         let over = sojourn > t.max(one_data.mul_f64(chance.max(1.0)));
         self.standing_queue = Some(self.standing_queue.unwrap_or(true) && over);
         over
@@ -254,21 +257,6 @@ impl CccSupervisor {
             flows: n,
         }
     }
-}
-
-/// The queue, in Data, that `n` flows each paced at a steady rate reach or
-/// exceed 5 % of the time on a link they load to `rho` when nothing aligns
-/// their phases (the N·D/D/1 queue): its tail is
-/// P(Q > k) ≈ exp(−2k(k + n(1 − ρ))/n) (Roberts and Virtamo, IEEE Trans.
-/// Commun. 1991), so k is the root of k² + k·n(1 − ρ) − n·ln(20)/2 = 0:
-/// 2.0 Data for three flows and 3.6 for ten at ρ = 0.95.
-pub(super) fn paced_chance_queue_data(n: usize, rho: f64) -> f64 {
-    if n == 0 {
-        return 0.0;
-    }
-    let n = n as f64;
-    let b = n * (1.0 - rho.clamp(0.0, 1.0));
-    (-b + libm::sqrt(b * b + 2.0 * n * libm::log(20.0))) / 2.0
 }
 
 /// How long a flow may go without a packet and still count as active: the

@@ -408,18 +408,6 @@ fn only_a_standing_queue_counts_as_congestion() {
     ));
 }
 
-/// The N·D/D/1 chance queue: none for no flow, about 2 Data for three and
-/// 3.6 for ten at η = 0.95, growing with the number of flows.
-#[test]
-fn the_chance_queue_of_paced_flows_grows_with_their_number() {
-    use super::supervisor::paced_chance_queue_data as k;
-    assert_eq!(k(0, 0.95), 0.0);
-    assert!((k(3, 0.95) - 2.0).abs() < 0.1, "{}", k(3, 0.95));
-    assert!((k(10, 0.95) - 3.6).abs() < 0.1, "{}", k(10, 0.95));
-    assert!((k(10, 1.0) - 3.9).abs() < 0.1, "{}", k(10, 1.0));
-    assert!((1..50).all(|n| k(n + 1, 0.95) > k(n, 0.95)));
-}
-
 /// Where a period holds a few large Data, the queue ten flows paced at
 /// their shares meet by chance is no congestion: 8000-byte Data on 2
 /// Mbit/s (32 ms each) waiting 70-100 ms, i.e. 2-3 Data, all period.
