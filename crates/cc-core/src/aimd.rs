@@ -5,7 +5,7 @@
 //! * unmarked Data: slow start `cwnd += ai_step` while `cwnd < ssthresh`,
 //!   else congestion avoidance `cwnd += ai_step/⌊cwnd⌋`;
 //! * marked Data (CongestionMark > 0, unless `ignore_marks`), timeout, or
-//!   Nack with reason Congestion: `ssthresh = max(min_ssthresh, cwnd·md_coef)` (ndnget: 2)
+//!   Nack with reason Congestion: `ssthresh = max(2, cwnd·md_coef)`
 //!   (`mark_md_coef` instead on a mark when set),
 //!   `cwnd = ssthresh` (or `init_cwnd` when `reset_cwnd_to_init`), at most
 //!   once per RTT (conservative window adaptation, [`CwaGate`]); a marked
@@ -47,10 +47,6 @@ pub struct AimdConfig {
     /// overflows, so a mark may call for a gentler cut than a loss (RFC
     /// 8511, Alternative Backoff with ECN: 0.8 for Reno); PCON uses that.
     pub mark_md_coef: Option<f64>,
-    /// Floor of ssthresh after a decrease (`None`: ndnget's
-    /// [`MIN_SSTHRESH`], 2). PCON's tuned consumer uses 1, the window floor
-    /// ([`crate::pcon::PCON_MIN_SSTHRESH`]).
-    pub min_ssthresh: Option<f64>,
     /// After a decrease, restart from `init_cwnd` instead of `ssthresh`.
     pub reset_cwnd_to_init: bool,
     /// Let every congestion signal decrease (no once-per-RTT limit).
@@ -73,7 +69,6 @@ impl Default for AimdConfig {
             ai_step: 1.0,
             md_coef: 0.5,
             mark_md_coef: None,
-            min_ssthresh: None,
             reset_cwnd_to_init: false,
             disable_cwa: false,
             ignore_marks: false,
@@ -151,7 +146,7 @@ impl WindowLaw for Aimd {
 
 impl Aimd {
     fn decrease_by(&mut self, coef: f64) {
-        self.ssthresh = (self.core.cwnd * coef).max(self.cfg.min_ssthresh.unwrap_or(MIN_SSTHRESH));
+        self.ssthresh = (self.core.cwnd * coef).max(MIN_SSTHRESH);
         self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd
         } else {

@@ -17,7 +17,6 @@ fn boxed(kind: LawKind, cfg: &ConsumerLawConfig) -> Box<dyn ConsumerLaw> {
             PconWindow::Aimd => Box::new(Aimd::new(AimdConfig {
                 ignore_marks: false,
                 mark_md_coef: Some(crate::pcon::PCON_MARK_MD_COEF),
-                min_ssthresh: Some(crate::pcon::PCON_MIN_SSTHRESH),
                 ..cfg.aimd
             })),
             PconWindow::Cubic => Box::new(Cubic::new(CubicConfig {

@@ -276,25 +276,6 @@ pub fn pcon_mark_md_coef(profile: crate::Profile) -> f64 {
     }
 }
 
-/// The floor of ssthresh after a decrease in a tuned PCON consumer [D]:
-/// one Interest, the window's own floor, where ndnget keeps two
-/// (`MIN_SSTHRESH`). With N flows on a path whose BDP is under 2N Data,
-/// two per flow stand N·2 − BDP Data in the bottleneck queue whatever the
-/// marks say: ten flows of 4400-byte Data at 2 Mbit/s and 10 ms measured a
-/// 339 ms p95 queue with 2 and 178 ms with 1 (envelope sweep, virtual
-/// time). Over the sweep's 108 PCON points the floor of 1 met the bounds at
-/// 55 against 50 and moved none outside them.
-pub const PCON_MIN_SSTHRESH: f64 = 1.0;
-
-/// ssthresh's floor in a PCON consumer of `profile`: ndnget's 2 for the
-/// paper's consumer, [`PCON_MIN_SSTHRESH`] tuned.
-pub fn pcon_min_ssthresh(profile: crate::Profile) -> f64 {
-    match profile {
-        crate::Profile::Paper => crate::aimd::MIN_SSTHRESH,
-        crate::Profile::Tuned => PCON_MIN_SSTHRESH,
-    }
-}
-
 /// Which ndnget window a PCON consumer runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -324,7 +305,6 @@ impl PconConsumer {
             PconWindow::Aimd => PconConsumer::Aimd(Aimd::new(AimdConfig {
                 ignore_marks: false,
                 mark_md_coef: aimd.mark_md_coef.or(Some(PCON_MARK_MD_COEF)),
-                min_ssthresh: aimd.min_ssthresh.or(Some(PCON_MIN_SSTHRESH)),
                 ..aimd
             })),
             PconWindow::Cubic => PconConsumer::Cubic(Cubic::new(CubicConfig {
@@ -393,33 +373,6 @@ mod tests {
         assert_eq!(marks, [100, 171, 229, 279]);
         assert!(!m.on_send(Timestamp::from_millis(301), 10));
         assert!(!m.on_send(Timestamp::from_millis(302), 100_000));
-    }
-
-    /// Marks on a small window: tuned falls to the window floor of 1,
-    /// ndnget's AIMD (the paper's consumer) stops at its ssthresh floor 2.
-    #[test]
-    fn a_tuned_pcon_window_falls_to_one_on_marks_where_ndnget_keeps_two() {
-        use crate::law::{ConsumerLaw, DataFeedback};
-        use crate::time::Duration;
-        let marked = |rtt_ms| DataFeedback {
-            rtt: Some(Duration::from_millis(rtt_ms)),
-            congestion_mark: 1,
-            ..DataFeedback::default()
-        };
-        let floor = |min_ssthresh| {
-            let aimd = AimdConfig {
-                min_ssthresh,
-                ..AimdConfig::default()
-            };
-            let mut c = PconConsumer::new(PconWindow::Aimd, aimd, CubicConfig::default());
-            // One mark per round trip: each Data was sent after the last cut.
-            for i in 1..=20 {
-                c.on_data(Timestamp::from_millis(i * 100), &marked(50));
-            }
-            c.cwnd()
-        };
-        assert_eq!(floor(None), 1.0);
-        assert_eq!(floor(Some(pcon_min_ssthresh(crate::Profile::Paper))), 2.0);
     }
 
     #[test]

@@ -175,9 +175,6 @@ impl SchemeOptions {
             mark_md_coef: self.aimd_mark_beta.or((self.kind == LawKind::Pcon
                 && self.profile == Profile::Paper)
                 .then(|| cc_core::pcon::pcon_mark_md_coef(Profile::Paper))),
-            // Likewise ndnget's ssthresh floor of 2 for the paper consumer.
-            min_ssthresh: (self.kind == LawKind::Pcon && self.profile == Profile::Paper)
-                .then(|| cc_core::pcon::pcon_min_ssthresh(Profile::Paper)),
             reset_cwnd_to_init: self.reset_cwnd_to_init,
             disable_cwa: self.disable_cwa,
             ignore_marks: self.ignore_marks,
