@@ -1,10 +1,15 @@
-//! The control thread of the sharded engine: sockets, faces, dispatch.
+//! The control thread of the sharded engine: sockets, faces, dispatch, and
+//! shard 0.
 //!
 //! It reads every UDP socket (`recvmmsg` with GRO, the daemon's
-//! [`udp::UdpPort`]) and the Unix stream faces, and gives each shard its
-//! packets of one read as one batch: one hand-off per shard per read, never
-//! one per packet. It creates every face and announces it to all shards
-//! before any packet of that face, so face ids agree everywhere.
+//! [`udp::UdpPort`]) and the Unix stream faces, gives each other shard its
+//! packets of one read as one batch (one hand-off per shard per read, never
+//! one per packet) and runs shard 0's share itself, inline: with one
+//! thread this is today's daemon plus the dispatch rule, and N threads cost
+//! N - 1 hand-offs per read. (A first version ran every shard on a thread
+//! of its own behind this one; `docs/multicore.md` has both measured.) It
+//! creates every face and announces it to all shards before any packet of
+//! that face, so face ids agree everywhere.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +22,7 @@ use hashbrown::HashMap;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
-use super::worker::Worker;
+use super::worker::{ToPrefixShard, Worker};
 use super::{dispatch, FaceOut, Msg, Pkt, Sockets};
 use crate::config::Config;
 use crate::daemon::listen::{accept_unix, unix_listener};
@@ -35,7 +40,10 @@ const INBOUND_QUEUE: usize = 1024;
 
 struct Control {
     cfg: Config,
-    shards: Vec<Sender<Msg>>,
+    /// Shard 0, run on this thread.
+    shard0: Worker,
+    /// Queues of shards 1..N.
+    others: Vec<Sender<Msg>>,
     ports: Vec<udp::UdpPort>,
     locals: Vec<SocketAddr>,
     peers: HashMap<(usize, SocketAddr), FaceId>,
@@ -72,24 +80,27 @@ pub(super) async fn run(cfg: Config) -> anyhow::Result<()> {
         }
     }
     let sockets: Sockets = Arc::new(socks.clone());
-    let (senders, workers) = start_shards(&cfg, n, &sockets)?;
+    let (inbox_tx, mut inbox) = mpsc::channel::<Pkt>(SHARD_QUEUE);
+    let (shard0, (senders, workers)) = start_shards(&cfg, n, &sockets, inbox_tx)?;
     let (tx, mut rx) = mpsc::channel::<Vec<Inbound>>(INBOUND_QUEUE);
     let mut c = Control {
+        shard0,
         ports: socks.iter().cloned().map(udp::UdpPort::new).collect(),
         locals,
         peers: HashMap::new(),
         streams: HashMap::new(),
         next_face: FaceId::FIRST_ORDINARY,
         batches: (0..n).map(|_| Vec::new()).collect(),
-        shards: senders,
+        others: senders,
         tx: tx.clone(),
         dropped: 0,
         cfg,
     };
-    let result = c.serve(&socks, &mut rx).await;
-    for s in &c.shards {
+    let result = c.serve(&socks, &mut rx, &mut inbox).await;
+    for s in &c.others {
         let _ = s.send(Msg::Stop);
     }
+    c.shard0.log_stop();
     for w in workers {
         let _ = w.join();
     }
@@ -103,12 +114,17 @@ pub(super) async fn run(cfg: Config) -> anyhow::Result<()> {
     result
 }
 
-/// Starts `n` engine threads, each with its own `Node`.
+/// Threads of shards 1..N and their queues.
+type Others = (Vec<Sender<Msg>>, Vec<std::thread::JoinHandle<()>>);
+
+/// Shard 0 (for this thread) and `n - 1` engine threads, each with its
+/// own `Node`; `inbox` is shard 0's queue for second matches.
 fn start_shards(
     cfg: &Config,
     n: usize,
     sockets: &Sockets,
-) -> anyhow::Result<(Vec<Sender<Msg>>, Vec<std::thread::JoinHandle<()>>)> {
+    inbox: mpsc::Sender<Pkt>,
+) -> anyhow::Result<(Worker, Others)> {
     let start = Instant::now();
     let unix_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -116,11 +132,10 @@ fn start_shards(
         .unwrap_or(0);
     let scope = crate::mgmt::scope::ScopePolicy::from_config(&cfg.mgmt)
         .map_err(|(k, why)| anyhow::anyhow!("invalid value for `{k}`: {why}"))?;
-    let channels: Vec<_> = (0..n)
-        .map(|_| crossbeam_channel::bounded::<Msg>(SHARD_QUEUE))
-        .collect();
+    let mut senders = Vec::new();
     let mut handles = Vec::new();
-    for (i, (_, rx)) in channels.iter().enumerate() {
+    let mut shard0 = None;
+    for i in 0..n {
         let mcfg = ManagerConfig {
             unix_epoch_offset_ms: unix_ms,
             max_routes: cfg.tables.rib_max_routes,
@@ -128,25 +143,28 @@ fn start_shards(
             ..Default::default()
         };
         let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32) ^ i as u64;
-        let w = Worker {
-            index: i,
-            node: Node::new(cfg.router_config(), mcfg, seed),
-            start,
-            rx: rx.clone(),
-            prefix_shard: (i > 0).then(|| channels[0].0.clone()),
-            sockets: sockets.clone(),
-        };
+        let node = Node::new(cfg.router_config(), mcfg, seed);
+        if i == 0 {
+            shard0 = Some(Worker::new(0, node, start, None, sockets.clone()));
+            continue;
+        }
+        let to0 = inbox.clone();
+        let to0: ToPrefixShard = Box::new(move |p| to0.try_send(p).is_ok());
+        let w = Worker::new(i, node, start, Some(to0), sockets.clone());
+        let (tx, rx) = crossbeam_channel::bounded::<Msg>(SHARD_QUEUE);
+        senders.push(tx);
         handles.push(
             std::thread::Builder::new()
                 .name(format!("icnfwd-shard{i}"))
-                .spawn(move || w.run())?,
+                .spawn(move || w.run(rx))?,
         );
     }
     tracing::info!(
         threads = n,
         "sharded engine: one Node per thread, name-hash dispatch"
     );
-    Ok((channels.into_iter().map(|(s, _)| s).collect(), handles))
+    let shard0 = shard0.ok_or_else(|| anyhow::anyhow!("no engine thread"))?;
+    Ok((shard0, (senders, handles)))
 }
 
 impl Control {
@@ -154,6 +172,7 @@ impl Control {
         &mut self,
         socks: &[Arc<UdpSocket>],
         rx: &mut mpsc::Receiver<Vec<Inbound>>,
+        inbox: &mut mpsc::Receiver<Pkt>,
     ) -> anyhow::Result<()> {
         self.apply_config_tables()?;
         let unix = self.cfg.unix.enabled.then(|| self.cfg.unix.path.clone());
@@ -170,21 +189,46 @@ impl Control {
         use tokio::signal::unix::{signal, SignalKind};
         let mut sigterm = signal(SignalKind::terminate())?;
         let mut sigint = signal(SignalKind::interrupt())?;
+        // Shard 0's one timer, re-armed only when its deadline moves.
+        let mut timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
+        let mut armed: Option<Instant> = None;
+        let mut inbox_closed = false;
         loop {
+            let wake = self.shard0.wake_at();
+            if wake != armed {
+                if let Some(at) = wake {
+                    timer.as_mut().reset(at.into());
+                }
+                armed = wake;
+            }
             tokio::select! {
                 biased;
                 _ = sigterm.recv() => break,
                 _ = sigint.recv() => break,
+                _ = &mut timer, if armed.is_some() => armed = None,
                 batch = rx.recv() => {
                     let Some(batch) = batch else { break };
                     for m in batch {
                         self.inbound(m);
                     }
                 }
+                // Closed at once with one thread (nobody hands Data back):
+                // a closed queue must not keep the select ready.
+                p = inbox.recv(), if !inbox_closed => {
+                    let now = self.shard0.now();
+                    match p {
+                        Some(p) => self.shard0.packet(now, p),
+                        None => inbox_closed = true,
+                    }
+                    while let Ok(p) = inbox.try_recv() {
+                        self.shard0.packet(now, p);
+                    }
+                }
                 _ = readable(socks) => {}
             }
             let read = self.pump_udp();
             self.hand_off();
+            self.shard0.end_turn();
             if read > 0 {
                 // Let the stream tasks on this thread run under a flood.
                 tokio::task::yield_now().await;
@@ -257,9 +301,11 @@ impl Control {
         id
     }
 
-    /// Sends a table change to every shard; waits for room (it must not be lost).
-    fn broadcast(&self, msg: impl Fn() -> Msg) {
-        for s in &self.shards {
+    /// Applies a table change on every shard; waits for room in their
+    /// queues (it must not be lost).
+    fn broadcast(&mut self, msg: impl Fn() -> Msg) {
+        self.shard0.handle(msg());
+        for s in &self.others {
             let _ = s.send(msg());
         }
     }
@@ -337,7 +383,7 @@ impl Control {
     }
 
     fn dispatch(&mut self, face: FaceId, bytes: Bytes) {
-        let d = dispatch::dest(&bytes, self.shards.len());
+        let d = dispatch::dest(&bytes, self.batches.len());
         self.batches[d.shard].push(Pkt {
             face,
             bytes,
@@ -345,17 +391,24 @@ impl Control {
         });
     }
 
-    /// Hands each shard its packets of this turn, one message per shard.
+    /// Hands each other shard its packets of this turn (one message per
+    /// shard, first, so that they work while this thread runs shard 0's
+    /// share).
     fn hand_off(&mut self) {
-        for (i, b) in self.batches.iter_mut().enumerate() {
+        for (i, b) in self.batches.iter_mut().enumerate().skip(1) {
             if b.is_empty() {
                 continue;
             }
             let n = b.len() as u64;
             let batch = std::mem::replace(b, Vec::with_capacity(n as usize));
-            if self.shards[i].try_send(Msg::Packets(batch)).is_err() {
+            if self.others[i - 1].try_send(Msg::Packets(batch)).is_err() {
                 self.dropped += n;
             }
+        }
+        let mine = std::mem::take(&mut self.batches[0]);
+        let now = self.shard0.now();
+        for p in mine {
+            self.shard0.packet(now, p);
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use cc_core::Timestamp;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use hashbrown::HashMap;
 
 use super::{FaceOut, Msg, Pkt, Sockets};
@@ -24,14 +24,19 @@ const SEND_QUEUE: usize = crate::daemon::udp::SEND_QUEUE;
 /// the socket's writability: the control thread's reactor owns it).
 const BACKLOG_RETRY: Duration = Duration::from_micros(200);
 
+/// Hands a Data to shard 0 for a second match; false if its queue is full.
+pub(super) type ToPrefixShard = Box<dyn Fn(Pkt) -> bool + Send>;
+
+/// One shard: its `Node` and its transmit side. Shard 0 is driven by the
+/// control thread itself ([`super::control`]), the others by [`Worker::run`].
 pub(super) struct Worker {
-    pub index: usize,
-    pub node: Node,
-    pub start: Instant,
-    pub rx: Receiver<Msg>,
-    /// Shard 0's queue, for Data that matched nothing here (None on shard 0).
-    pub prefix_shard: Option<Sender<Msg>>,
-    pub sockets: Sockets,
+    index: usize,
+    node: Node,
+    start: Instant,
+    /// Shard 0's inbox, for Data that matched nothing here (None on shard 0).
+    prefix_shard: Option<ToPrefixShard>,
+    sockets: Sockets,
+    out: Out,
 }
 
 struct Out {
@@ -46,33 +51,44 @@ struct Out {
 }
 
 impl Worker {
-    pub fn run(mut self) {
-        let mut out = Out {
+    pub fn new(
+        index: usize,
+        node: Node,
+        start: Instant,
+        prefix_shard: Option<ToPrefixShard>,
+        sockets: Sockets,
+    ) -> Self {
+        let out = Out {
             faces: HashMap::new(),
-            pending: vec![Vec::new(); self.sockets.len()],
+            pending: vec![Vec::new(); sockets.len()],
             send: UdpSendBatch::new(),
             dropped: 0,
             retried: 0,
         };
+        Worker {
+            index,
+            node,
+            start,
+            prefix_shard,
+            sockets,
+            out,
+        }
+    }
+
+    /// The loop of an engine thread of its own (shards 1..N).
+    pub fn run(mut self, rx: Receiver<Msg>) {
         loop {
-            let backlog = out.pending.iter().any(|p| !p.is_empty());
-            let timer = self.node.poll_timeout().map(|t| self.instant_of(t));
-            let retry = backlog.then(|| Instant::now() + BACKLOG_RETRY);
-            let wake = match (timer, retry) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let first = match wake {
-                Some(at) => self.rx.recv_deadline(at),
-                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            let first = match self.wake_at() {
+                Some(at) => rx.recv_deadline(at),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             let mut stop = false;
             match first {
                 Ok(m) => {
-                    stop |= self.handle(m, &mut out);
+                    stop |= self.handle(m);
                     for _ in 0..DRAIN_PER_TURN {
-                        match self.rx.try_recv() {
-                            Ok(m) => stop |= self.handle(m, &mut out),
+                        match rx.try_recv() {
+                            Ok(m) => stop |= self.handle(m),
                             Err(_) => break,
                         }
                     }
@@ -80,24 +96,45 @@ impl Worker {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => stop = true,
             }
-            let now = self.now();
-            if self.node.poll_timeout().is_some_and(|t| t <= now) {
-                self.node.handle_timeout(now);
-            }
-            self.flush(&mut out);
+            self.end_turn();
             if stop {
                 break;
             }
         }
+        self.log_stop();
+    }
+
+    /// When the shard needs a turn without a message: its engine's next
+    /// deadline, or soon if datagrams wait for a full socket buffer.
+    pub fn wake_at(&self) -> Option<Instant> {
+        let timer = self.node.poll_timeout().map(|t| self.instant_of(t));
+        let backlog = self.out.pending.iter().any(|p| !p.is_empty());
+        let retry = backlog.then(|| Instant::now() + BACKLOG_RETRY);
+        match (timer, retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs a due timer, then sends what the engine emitted.
+    pub fn end_turn(&mut self) {
+        let now = self.now();
+        if self.node.poll_timeout().is_some_and(|t| t <= now) {
+            self.node.handle_timeout(now);
+        }
+        self.flush();
+    }
+
+    pub fn log_stop(&self) {
         tracing::info!(
             shard = self.index,
-            dropped = out.dropped,
-            retried_on_shard0 = out.retried,
+            dropped = self.out.dropped,
+            retried_on_shard0 = self.out.retried,
             "engine shard stopped"
         );
     }
 
-    fn now(&self) -> Timestamp {
+    pub fn now(&self) -> Timestamp {
         Timestamp::from_nanos(self.start.elapsed().as_nanos() as u64)
     }
 
@@ -106,12 +143,12 @@ impl Worker {
     }
 
     /// Applies one message; true on `Stop`.
-    fn handle(&mut self, m: Msg, out: &mut Out) -> bool {
+    pub fn handle(&mut self, m: Msg) -> bool {
         let now = self.now();
         match m {
             Msg::Packets(pkts) => {
                 for p in pkts {
-                    self.packet(now, p, out);
+                    self.packet(now, p);
                 }
             }
             Msg::AddFace { id, params, out: o } => {
@@ -121,11 +158,11 @@ impl Worker {
                     // mismatch means a face was added behind its back.
                     tracing::error!(shard = self.index, %id, %got, "face ids diverged");
                 }
-                out.faces.insert(got, o);
+                self.out.faces.insert(got, o);
             }
             Msg::RemoveFace(id) => {
                 self.node.remove_face(now, id);
-                out.faces.remove(&id);
+                self.out.faces.remove(&id);
             }
             Msg::Route(prefix, route) => {
                 if let Err(e) = self.node.add_route(prefix.clone(), route) {
@@ -142,7 +179,8 @@ impl Worker {
         false
     }
 
-    fn packet(&mut self, now: Timestamp, p: Pkt, out: &mut Out) {
+    /// Runs one received packet through the engine.
+    pub fn packet(&mut self, now: Timestamp, p: Pkt) {
         let Some(shard0) = self.prefix_shard.as_ref().filter(|_| p.retry) else {
             self.node.handle_packet(now, p.face, p.bytes);
             return;
@@ -159,15 +197,16 @@ impl Worker {
             // Perhaps the answer to a CanBePrefix Interest, which lives on
             // shard 0: let it try there (a full queue drops it).
             let again = Pkt { retry: false, ..p };
-            if shard0.try_send(Msg::Packets(vec![again])).is_ok() {
-                out.retried += 1;
+            if shard0(again) {
+                self.out.retried += 1;
             }
         }
     }
 
     /// Drains the engine's transmits and events, then sends.
-    fn flush(&mut self, out: &mut Out) {
+    fn flush(&mut self) {
         let now = self.now();
+        let out = &mut self.out;
         while let Some(t) = self.node.poll_transmit(now) {
             out.push(t.face, t.bytes);
         }
