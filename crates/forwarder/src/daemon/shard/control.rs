@@ -280,7 +280,7 @@ impl Control {
                 flags: CHILD_INHERIT,
                 expires: None,
             };
-            self.broadcast(|| Msg::Route(r.prefix.clone(), route.clone()));
+            self.broadcast(|| Msg::Route(r.prefix.clone(), route));
         }
         for (prefix, s) in cfg.strategies()? {
             self.broadcast(|| Msg::Strategy(prefix.clone(), s.clone()));
