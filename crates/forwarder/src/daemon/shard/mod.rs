@@ -1,13 +1,14 @@
 //! Experimental: the engine sharded across threads by name hash
 //! (`[engine] threads = N`, issue 21; design in `docs/multicore.md`).
 //!
-//! - one control thread ([`control`]) owns the UDP sockets and the Unix
-//!   listener: it reads datagrams with `recvmmsg`, maps each peer to its
-//!   face, picks the shard of each packet by the rule of [`dispatch`] and
-//!   hands every shard its share of a read as one batch;
-//! - N engine threads ([`worker`]) each own a whole [`crate::node::Node`]
-//!   (FIB, PIT, CS, strategy) and send on the shared sockets themselves
+//! - N shards ([`worker`]) each own a whole [`crate::node::Node`] (FIB,
+//!   PIT, CS, strategy) and send on the shared sockets themselves
 //!   (`sendmmsg` with GSO, as the daemon does);
+//! - the control thread ([`control`]) owns the UDP sockets and the Unix
+//!   listener: it reads datagrams with `recvmmsg`, maps each peer to its
+//!   face, picks the shard of each packet by the rule of [`dispatch`],
+//!   hands each other shard its share of a read as one batch and runs
+//!   shard 0 itself; shards 1..N have a thread each;
 //! - faces are created by the control thread only and announced to every
 //!   shard in the same order, so a face has the same id everywhere; routes
 //!   and strategies of the configuration are applied on every shard.
