@@ -16,7 +16,11 @@
 //! cargo build --release -p icn-forwarder --bin icnfwd && cargo build --release --example loadgen
 //! target/release/examples/loadgen                     # relay, none, all six schemes, 3 rounds
 //! target/release/examples/loadgen --targets relay,none,qsccp --rounds 5 --exchanges 300000
+//! target/release/examples/loadgen --targets relay,none,shard1,shard2 --rounds 5
 //! ```
+//!
+//! `shard1`/`shard2` run icnfwd's sharded engine prototype (`[engine]
+//! threads = N`, `sharded = true`, scheme none; `docs/multicore.md`).
 
 mod consumer;
 mod net;
@@ -34,8 +38,16 @@ use net::Port;
 
 /// Every target, in the order of a round.
 const ALL_TARGETS: &[&str] = &[
-    "relay", "none", "pcon", "rcp", "mircc", "ccc", "wincm", "qsccp",
+    "relay", "none", "pcon", "rcp", "mircc", "ccc", "wincm", "qsccp", "shard1", "shard2",
 ];
+/// The default run: relay, none and the six schemes (the shard targets
+/// are asked for with `--targets`).
+const DEFAULT_TARGETS: usize = 8;
+/// Targets that run the sharded engine prototype (`[engine] threads`,
+/// `daemon::shard`) with this many engine threads, scheme none.
+fn shard_threads(target: &str) -> Option<usize> {
+    target.strip_prefix("shard").and_then(|n| n.parse().ok())
+}
 /// Capacity given to both faces when a scheme is on: far above what
 /// loopback carries here, so the schemes run their per-packet work without
 /// ever throttling the load (the measurement is of forwarding cost).
@@ -62,7 +74,7 @@ struct Args {
 fn usage() -> ! {
     eprintln!(
         "usage: loadgen [--exchanges N] [--window N] [--payload BYTES] [--rounds N] \
-         [--flows N] [--targets relay,none,pcon,rcp,mircc,ccc,wincm,qsccp]\n       \
+         [--flows N] [--targets relay,none,pcon,rcp,mircc,ccc,wincm,qsccp,shard1,shard2]\n       \
          loadgen --role producer PAYLOAD | --role relay UPSTREAM"
     );
     std::process::exit(2);
@@ -74,7 +86,10 @@ fn parse_args() -> Args {
         window: 64,
         payload_bytes: 1024,
         rounds: 3,
-        targets: ALL_TARGETS.iter().map(|s| s.to_string()).collect(),
+        targets: ALL_TARGETS[..DEFAULT_TARGETS]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         flows: DEFAULT_FLOWS,
     };
     let mut it = std::env::args().skip(1);
@@ -145,9 +160,14 @@ fn icnfwd_path() -> PathBuf {
     dir.join("icnfwd")
 }
 
-/// Starts icnfwd with `scheme` (capacities on both faces unless "none")
-/// and returns it with the address consumers talk to.
-fn spawn_icnfwd(dir: &Path, scheme: &str, producer: SocketAddr) -> (Proc, SocketAddr) {
+/// Starts icnfwd for `target`: a scheme (capacities on both faces unless
+/// "none") or `shardN` (the sharded engine with N threads, scheme none);
+/// returns it with the address consumers talk to.
+fn spawn_icnfwd(dir: &Path, target: &str, producer: SocketAddr) -> (Proc, SocketAddr) {
+    let (scheme, engine) = match shard_threads(target) {
+        Some(n) => ("none", format!("[engine]\nthreads = {n}\nsharded = true\n")),
+        None => (target, String::new()),
+    };
     let fwd: SocketAddr = {
         let probe = std::net::UdpSocket::bind("127.0.0.1:0").expect("probe port");
         probe.local_addr().expect("addr")
@@ -159,17 +179,17 @@ fn spawn_icnfwd(dir: &Path, scheme: &str, producer: SocketAddr) -> (Proc, Socket
             format!("{key} = {CAPACITY_BPS}\n")
         }
     };
-    let sock = dir.join(format!("{scheme}.sock"));
+    let sock = dir.join(format!("{target}.sock"));
     let cfg = format!(
         "log_level = \"warn\"\n[unix]\npath = \"{sock}\"\n[udp]\nlisten = [\"{fwd}\"]\n{dcap}\
          [tcp]\nenabled = false\n[cc]\nscheme = \"{scheme}\"\n\
          [[face]]\nuri = \"udp4://{producer}\"\n{fcap}\
-         [[route]]\nprefix = \"/load\"\nface = \"udp4://{producer}\"\ncost = 0\n",
+         [[route]]\nprefix = \"/load\"\nface = \"udp4://{producer}\"\ncost = 0\n{engine}",
         sock = sock.display(),
         dcap = cap("default_capacity_bps"),
         fcap = cap("capacity_bps"),
     );
-    let cfg_path = dir.join(format!("{scheme}.toml"));
+    let cfg_path = dir.join(format!("{target}.toml"));
     std::fs::write(&cfg_path, cfg).expect("write config");
     let _ = std::fs::remove_file(&sock);
     let bin = icnfwd_path();

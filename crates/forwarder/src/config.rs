@@ -61,6 +61,8 @@ pub struct Config {
     pub mgmt: crate::mgmt::trust::MgmtConfig,
     /// Face-table and memory bounds.
     pub limits: crate::limits::LimitsConfig,
+    /// Engine threads (experimental sharded engine, `daemon::shard`).
+    pub engine: crate::daemon::shard::EngineThreadsConfig,
 }
 
 impl Default for Config {
@@ -81,6 +83,7 @@ impl Default for Config {
             metrics: Default::default(),
             mgmt: Default::default(),
             limits: Default::default(),
+            engine: Default::default(),
         }
     }
 }

@@ -15,6 +15,7 @@ mod listen;
 pub mod metrics;
 pub mod mmsg;
 pub mod notify;
+pub mod shard;
 mod shell;
 pub mod status;
 pub mod stream;
@@ -100,6 +101,10 @@ async fn on_engine_thread(
     config_path: Option<PathBuf>,
     log_reload: Option<LogReload>,
 ) -> anyhow::Result<()> {
+    // Experimental (issue 21): `[engine] threads` > 1 runs the sharded engine.
+    if cfg.engine.prototype() {
+        return shard::run(cfg).await;
+    }
     // Bound before the engine starts, so that a taken port fails start-up;
     // served on the caller's runtime, off the engine thread.
     let metrics = match cfg.metrics.listen {
