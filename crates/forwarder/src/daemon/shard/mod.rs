@@ -60,7 +60,9 @@ impl Default for EngineThreadsConfig {
 impl EngineThreadsConfig {
     /// Whether the sharded prototype runs instead of the daemon.
     pub fn prototype(&self) -> bool {
-        self.sharded || self.threads > 1
+        // Any count but 1 goes to the prototype, whose start-up refuses 0
+        // and counts above MAX_THREADS with a clear error.
+        self.sharded || self.threads != 1
     }
 }
 
