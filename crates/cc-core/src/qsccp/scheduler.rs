@@ -606,3 +606,7 @@ impl<T> CdsScheduler<T> {
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "trace_tests.rs"]
+mod trace_tests;
