@@ -427,13 +427,10 @@ pub(super) fn pop<T>(arena: &mut Arena<T>, flow: &mut Flow) -> Option<Popped<T>>
     }
     let (popped, next, next_size) = arena.release(flow.head)?;
     flow.len -= 1;
-    if flow.len == 0 {
-        flow.head = NIL;
-        flow.tail = NIL;
-    } else {
-        flow.head = next;
-        flow.head_size_bits = next_size;
-    }
+    // The last packet's successor is `NIL` (size 0), so an emptied flow
+    // needs no branch; `tail` is only read while `len > 0`.
+    flow.head = next;
+    flow.head_size_bits = next_size;
     Some(popped)
 }
 
