@@ -113,8 +113,6 @@ pub struct CdsScheduler<T> {
     vt_epoch: u64,
     /// Virtual units per bit of each class (0 for DS, which has no tags).
     vt_step: [u64; 8],
-    queued: u32,
-    dt_queued: u32,
     pub(super) interest_in_bits: u64,
     /// Interests offered this period (all classes), for the mean Data size
     /// that stretches the period (`QsccpConfig::min_data_per_flow`).
@@ -178,8 +176,6 @@ impl<T> CdsScheduler<T> {
                 let dt = vt_steps(cfg.omega);
                 core::array::from_fn(|c| if c < 3 { 0 } else { dt[c - 3] })
             },
-            queued: 0,
-            dt_queued: 0,
             interest_in_bits: 0,
             period_interests: 0,
             period_len: cfg.period,
@@ -217,12 +213,12 @@ impl<T> CdsScheduler<T> {
 
     /// Interests queued in all classes.
     pub fn len(&self) -> usize {
-        self.queued as usize
+        self.classes.iter().map(|c| c.queued as usize).sum()
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.queued == 0
+        self.backlog == 0
     }
 
     /// Packet slots allocated so far (the high-water mark of [`len`](Self::len)).
@@ -316,7 +312,6 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowQueueFull,
             });
         }
-        let dt = c >= 3;
         if self.classes[c].queued >= self.class_cap[c] {
             self.stats.class_full += 1;
             return Err(Rejected {
@@ -342,8 +337,6 @@ impl<T> CdsScheduler<T> {
             self.backlog |= 1 << c;
         }
         cls.queued += 1;
-        self.queued += 1;
-        self.dt_queued += u32::from(dt);
         self.stats.enqueued += 1;
         if first {
             self.drr_turn(c);
@@ -355,7 +348,7 @@ impl<T> CdsScheduler<T> {
     #[inline(always)]
     pub fn dequeue(&mut self, now: Timestamp) -> Dequeue<T> {
         self.maybe_update(now);
-        if self.queued == 0 {
+        if self.backlog == 0 {
             return Dequeue::Empty;
         }
         let now_ns = now.as_nanos();
@@ -382,7 +375,7 @@ impl<T> CdsScheduler<T> {
             let r = &self.ds_ready_ns;
             self.ds_next_ns = r[0].min(r[1]).min(r[2]);
         }
-        if pick == NO_CLASS && self.dt_queued > 0 {
+        if pick == NO_CLASS && self.backlog >> 3 != 0 {
             pick = self.wfq_pick();
         }
         let c = pick & 7;
@@ -413,7 +406,7 @@ impl<T> CdsScheduler<T> {
         self.stats.dequeued += 1;
         self.stats.sent_bits[c] += u64::from(size);
         // Idempotent once DT is empty (DS service leaves the tags at 0).
-        if self.dt_queued == 0 {
+        if self.backlog >> 3 == 0 {
             self.reset_virtual_time();
         }
         Dequeue::Item(out)
@@ -616,8 +609,6 @@ impl<T> CdsScheduler<T> {
         } else {
             self.drr_turn(c);
         }
-        self.queued -= 1;
-        self.dt_queued -= u32::from(c >= 3);
         self.prefetch_next_turn(c);
         Some(out)
     }
