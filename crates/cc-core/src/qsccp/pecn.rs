@@ -143,6 +143,8 @@ pub(super) struct Frozen {
     one_data_bps: f64,
     /// φ of a penalised flow.
     pub(super) phi_pen: f64,
+    /// `phi_pen < 1`: a penalised flow is discounted (φ < 1).
+    pub(super) pen_discounts: bool,
     gamma: f64,
     kappa: f64,
     lambda: u8,
@@ -179,6 +181,7 @@ impl Frozen {
             inv_dt: 0.0,
             one_data_bps: 0.0,
             phi_pen: cfg.phi_penalty.clamp(1e-3, 1.0),
+            pen_discounts: cfg.phi_penalty.clamp(1e-3, 1.0) < 1.0,
             gamma: cfg.gamma,
             kappa: cfg.kappa,
             lambda: cfg.lambda.max(1),

@@ -590,6 +590,7 @@ impl<T> CdsScheduler<T> {
             size_bits: size,
             sojourn: now.saturating_since(q.at),
             target_rate_bps: flow.has_rate.then_some(flow.rate_bps),
+            discounted: flow.penalised & self.frozen.pen_discounts,
         };
         flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
         let cls = &mut self.classes[c];

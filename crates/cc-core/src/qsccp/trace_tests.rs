@@ -80,6 +80,9 @@ fn fingerprint(cfg: QsccpConfig, seed: u64, flows: u64, ops: usize, mean_gap_ns:
                     t.add(x.size_bits.into());
                     t.add(x.sojourn.as_nanos() as u64);
                     t.add_rate(x.target_rate_bps);
+                    // The flag agrees with a lookup after the dequeue.
+                    let phi = s.flow_phi(x.class, x.prefix);
+                    assert_eq!(x.discounted, phi.is_some_and(|p| p < 1.0));
                 }
                 Dequeue::NotBefore(w) => {
                     t.add(11);
