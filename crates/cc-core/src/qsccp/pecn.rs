@@ -89,6 +89,7 @@ pub fn normalised_queue_factor(occupancy: f64) -> f64 {
 const FILL_STEPS: usize = 255;
 
 /// A flow's queue occupancy at a period end, in 255ths of `vq`.
+#[inline]
 fn vq_fill(len: u32, vq: f64) -> u8 {
     let x = (f64::from(len) / vq).clamp(0.0, 1.0);
     libm::round(x * FILL_STEPS as f64) as u8
@@ -103,6 +104,7 @@ fn vq_fill(len: u32, vq: f64) -> u8 {
 /// against 20, four queued per flow (1.3 s, p95) gave σ 0.95 and the queue
 /// drained at 5 % of the rate, in tens of seconds (envelope sweep). Fast
 /// flows keep the configured capacity, as before.
+#[inline]
 fn flow_vq(f: &Flow, vq: f64, data_per_bps: f64) -> f64 {
     if !f.has_rate || !data_per_bps.is_finite() {
         return vq;
