@@ -3,8 +3,9 @@
 //! lookup costs the tag line and the flow line, with no id loaded between.
 
 use super::class::ServiceClass;
+use super::drr::Peek;
 use super::flows::{quantum, Flow, TagIndex, MAX_FLOWS, NIL};
-use super::scheduler::{CdsScheduler, Peek};
+use super::scheduler::CdsScheduler;
 use alloc::vec;
 
 impl<T> CdsScheduler<T> {

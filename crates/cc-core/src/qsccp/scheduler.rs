@@ -27,7 +27,9 @@
 
 use super::class::ServiceClass;
 pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
-use super::flows::{self, quantum, Arena, Flow, FlowHasher, TagIndex};
+use super::drr::Peek;
+use super::flows;
+use super::flows::{quantum, Arena, Flow, FlowHasher, TagIndex};
 use super::pecn::{settle, Frozen};
 use super::ring::Ring;
 use super::vtime::{vt_max, vt_steps};
@@ -37,46 +39,6 @@ use alloc::vec::Vec;
 
 /// "No class to serve" in the dequeue's pick (a class index is below 8).
 const NO_CLASS: usize = 8;
-
-/// A class's DRR decision (flow id, head size), or none, in one `u64`: it
-/// is written by one store and read by one load, so reading it right
-/// after a write is forwarded from the store buffer (as three 4-byte
-/// stores of an `Option<(u32, u32)>` read by a wider load it was not: the
-/// criterion loop at 1 flow ran 4 ns slower per packet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Peek(u64);
-
-impl Peek {
-    /// No decision (flow ids stay below 2^24, so no decision reads so).
-    pub(super) const NONE: Peek = Peek(u64::MAX);
-
-    #[inline]
-    pub(super) fn new(id: u32, size_bits: u32) -> Self {
-        Peek(u64::from(id) << 32 | u64::from(size_bits))
-    }
-
-    /// (flow id, head size in bits).
-    #[inline]
-    pub(super) fn get(self) -> Option<(u32, u32)> {
-        (self != Self::NONE).then_some(((self.0 >> 32) as u32, self.0 as u32))
-    }
-}
-
-impl Default for Peek {
-    fn default() -> Self {
-        Self::NONE
-    }
-}
-
-/// DRR turns ahead whose head packet a pop prefetches.
-const PACKET_AHEAD: usize = 2;
-/// DRR turns ahead whose flow line a pop prefetches.
-const FLOW_AHEAD: usize = 4;
-/// Active-ring entries ahead (one 64-byte line of ids) a pop prefetches.
-const RING_AHEAD: usize = 20;
-/// Ring length below which a pop prefetches nothing: the lines of a few
-/// hundred flows and their head packets stay in L1/L2 between turns.
-const PREFETCH_MIN_FLOWS: usize = 256;
 
 /// One service class: its DRR active list and its SCFQ tags.
 #[derive(Debug, Clone, Default)]
@@ -93,9 +55,9 @@ pub(super) struct Class {
     pub(super) queued: u32,
     /// SCFQ finish tag of the head packet (`start + size·step`), set with
     /// `peeked`, so the WFQ pick only compares (DT classes only).
-    tag: u64,
+    pub(super) tag: u64,
     /// SCFQ start tag of the head packet and finish tag of the last one.
-    start: u64,
+    pub(super) start: u64,
     finish: u64,
     /// Virtual-time epoch `finish` belongs to: a finish tag from before the
     /// last reset reads as 0, so a reset is two stores, not a loop.
@@ -119,19 +81,19 @@ pub struct CdsScheduler<T> {
     pub(super) flows: Vec<Flow>,
     pub(super) hasher: FlowHasher,
     pub(super) index: TagIndex,
-    arena: Arena<T>,
+    pub(super) arena: Arena<T>,
     /// Bit c set iff class c has queued Interests: the per-packet scans
     /// visit backlogged classes only.
-    backlog: u8,
+    pub(super) backlog: u8,
     ds_buckets: [TokenBucket; 3],
     /// Per DS class, a time (ns) before which its bucket cannot pay for its
     /// current head (0 = not known): a blocked class costs one compare until
     /// then. Safe, since only serving the class takes its tokens; cleared
     /// whenever its head changes.
-    ds_ready_ns: [u64; 3],
+    pub(super) ds_ready_ns: [u64; 3],
     /// The smallest of `ds_ready_ns`: while `now` is before it, every DS
     /// class is blocked and the strict-priority level costs one compare.
-    ds_next_ns: u64,
+    pub(super) ds_next_ns: u64,
     final_bucket: TokenBucket,
     /// `max_data_size_bits`, at least 1 (the clamp of every Interest's size).
     max_size_bits: u32,
@@ -142,7 +104,7 @@ pub struct CdsScheduler<T> {
     /// Bumped by every virtual-time reset (see `Class::vt_epoch`).
     vt_epoch: u64,
     /// Virtual units per bit of each class (0 for DS, which has no tags).
-    vt_step: [u64; 8],
+    pub(super) vt_step: [u64; 8],
     pub(super) interest_in_bits: u64,
     /// Interests offered this period (all classes), for the mean Data size
     /// that stretches the period (`QsccpConfig::min_data_per_flow`).
@@ -527,121 +489,6 @@ impl<T> CdsScheduler<T> {
     fn reset_virtual_time(&mut self) {
         self.vtime = 0;
         self.vt_epoch = self.vt_epoch.wrapping_add(1);
-    }
-
-    /// Fetches lines ahead of the DRR turns of class `c`: the head packet of
-    /// the flow [`PACKET_AHEAD`] turns ahead (its line was fetched earlier)
-    /// and the line of the flow [`FLOW_AHEAD`] turns ahead, so a class
-    /// served back to back still finds its lines in cache.
-    #[inline]
-    fn prefetch_next_turn(&self, c: usize) {
-        let active = &self.classes[c].active;
-        if active.len() < PREFETCH_MIN_FLOWS {
-            // A short ring's flows are still cached from their last turn.
-            return;
-        }
-        if let Some(f) = active
-            .get(PACKET_AHEAD)
-            .and_then(|id| self.flows.get(id as usize))
-        {
-            flows::prefetch_packet(&self.arena, f.head);
-        }
-        if let Some(f) = active
-            .get(FLOW_AHEAD)
-            .and_then(|id| self.flows.get(id as usize))
-        {
-            flows::prefetch(f);
-        }
-        // The ring itself: its next line was written a whole round ago.
-        if let Some(id) = active.slot(RING_AHEAD) {
-            flows::prefetch(id);
-        }
-    }
-
-    /// The flow at the head of class `c` that has deficit for its head
-    /// packet, giving quanta to flows in turn (DRR).
-    #[inline]
-    fn drr_peek(&mut self, c: usize) -> Option<(u32, u32)> {
-        match self.classes[c].peeked.get() {
-            Some(h) => Some(h),
-            None => self.drr_turn(c),
-        }
-    }
-
-    #[inline(always)]
-    fn drr_turn(&mut self, c: usize) -> Option<(u32, u32)> {
-        let cls = &mut self.classes[c];
-        loop {
-            let id = cls.active.front()?;
-            let Some(flow) = self.flows.get_mut(id as usize) else {
-                cls.active.pop_front();
-                continue;
-            };
-            if flow.len == 0 {
-                // Cannot happen (active flows are backlogged); heal anyway.
-                flow.in_turn = false;
-                cls.active.pop_front();
-                continue;
-            }
-            if !flow.in_turn {
-                flow.deficit_bits = flow.deficit_bits.saturating_add(flow.quantum_bits);
-                flow.in_turn = true;
-            }
-            let size = flow.head_size_bits;
-            if flow.deficit_bits >= size {
-                cls.peeked = Peek::new(id, size);
-                cls.tag = cls.start.wrapping_add(u64::from(size) * self.vt_step[c]);
-                return Some((id, size));
-            }
-            // Turn over: to the back of the list, deficit kept.
-            flow.in_turn = false;
-            cls.active.rotate();
-        }
-    }
-
-    /// Takes the head packet of flow `id` of class `c`; returns it with
-    /// the flow's class, prefix and rate (read while its line is at hand).
-    #[inline(always)]
-    fn drr_pop(&mut self, now: Timestamp, c: usize, id: u32, size: u32) -> Option<Scheduled<T>> {
-        self.classes[c].peeked = Peek::NONE;
-        if let Some(r) = self.ds_ready_ns.get_mut(c) {
-            *r = 0;
-            self.ds_next_ns = 0;
-        }
-        let flow = self.flows.get_mut(id as usize)?;
-        if flow.epoch != self.epoch {
-            settle(&self.frozen, flow);
-        }
-        let q = flows::pop(&mut self.arena, flow)?;
-        let out = Scheduled {
-            item: q.item,
-            class: flow.class,
-            prefix: flow.prefix,
-            size_bits: size,
-            sojourn: now.saturating_since(q.at),
-            target_rate_bps: flow.has_rate.then_some(flow.rate_bps),
-            discounted: flow.penalised & self.frozen.pen_discounts,
-        };
-        flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
-        let cls = &mut self.classes[c];
-        if flow.len == 0 {
-            flow.deficit_bits = 0;
-            flow.in_turn = false;
-            cls.active.pop_front();
-            if flow.offered_bits == 0 {
-                // Drained a backlog of past periods: idle again.
-                cls.active_wphi -= flow.weight * flow.phi(self.frozen.phi_pen);
-                cls.active_flows -= 1;
-            }
-        }
-        cls.queued -= 1;
-        if cls.queued == 0 {
-            self.backlog &= !(1 << c);
-        } else {
-            self.drr_turn(c);
-        }
-        self.prefetch_next_turn(c);
-        Some(out)
     }
 }
 
