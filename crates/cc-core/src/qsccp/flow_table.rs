@@ -3,6 +3,7 @@
 //! lookup costs the tag line and the flow line, with no id loaded between.
 
 use super::class::ServiceClass;
+use super::drr::Peek;
 use super::flows::{quantum, Flow, TagIndex, MAX_FLOWS, NIL};
 use super::scheduler::CdsScheduler;
 use alloc::vec;
@@ -75,9 +76,14 @@ impl<T> CdsScheduler<T> {
         for cls in &mut self.classes {
             // Active flows are live, so nothing is dropped; stay safe anyway.
             cls.active.remap(renumber);
-            cls.peeked = cls
+            cls.peeked = match cls
                 .peeked
-                .and_then(|(id, size)| Some((renumber(id)?, size)));
+                .get()
+                .and_then(|(id, size)| Some((renumber(id)?, size)))
+            {
+                Some((id, size)) => Peek::new(id, size),
+                None => Peek::NONE,
+            };
         }
         self.index = index;
         self.flows = flows;

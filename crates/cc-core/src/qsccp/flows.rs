@@ -214,8 +214,9 @@ impl FlowHasher {
 /// for 100 000 flows, L2-resident) and then the flow line at an address
 /// known from the slot, with no id to load in between. Linear probing,
 /// 8 tags compared at once (SWAR on a `u64`; the first [`GROUP`] tags are
-/// mirrored past the end so a group never wraps) once the home slot
-/// missed, so a displaced flow costs one extra branch, not one per slot. Deletion leaves a tombstone, so flows never move
+/// mirrored past the end so a group never wraps), starting at the home
+/// slot, so a displaced flow costs no extra branch. Deletion leaves a
+/// tombstone, so flows never move
 /// except in [`rehash`](super::scheduler::CdsScheduler) (growth or
 /// tombstone cleanup), which renumbers them in one O(n) pass; at most 7/8
 /// of the slots are live or tombstones, so every probe ends.
@@ -291,17 +292,23 @@ impl TagIndex {
     }
 
     /// The slot under `hash` for which `is_it` holds.
+    ///
+    /// The first group starts at the home slot, so a flow there is the
+    /// lowest candidate of the first compare: the home-or-not question
+    /// (about a third of the flows are displaced at the usual loads) is
+    /// answered by arithmetic on the tag word rather than by a branch on
+    /// data the predictor cannot learn. A home-slot test first cost
+    /// ~0.37 mispredictions per lookup at 100 flows (callgrind's branch
+    /// model) and 7-11 % more CPU time per packet at 100-100 000 flows
+    /// (`scheduler_steady`), for ~15 instructions saved.
     #[inline]
     pub(super) fn find(&self, hash: u64, mut is_it: impl FnMut(u32) -> bool) -> Option<u32> {
-        let mask = self.mask();
-        let tag = Self::tag(hash);
-        let mut i = hash as usize & mask;
-        // Most flows sit in their home slot: test it first, so the flow's
-        // line is read speculatively in parallel with the tag line.
-        if self.tags.get(i) == Some(&tag) && is_it(i as u32) {
-            return Some(i as u32);
+        if self.slots == 0 {
+            return None;
         }
-        let want = LO * u64::from(tag);
+        let mask = self.mask();
+        let want = LO * u64::from(Self::tag(hash));
+        let mut i = hash as usize & mask;
         loop {
             let group = self.tags.get(i..i + GROUP)?;
             let g = u64::from_le_bytes(group.try_into().ok()?);
@@ -427,13 +434,10 @@ pub(super) fn pop<T>(arena: &mut Arena<T>, flow: &mut Flow) -> Option<Popped<T>>
     }
     let (popped, next, next_size) = arena.release(flow.head)?;
     flow.len -= 1;
-    if flow.len == 0 {
-        flow.head = NIL;
-        flow.tail = NIL;
-    } else {
-        flow.head = next;
-        flow.head_size_bits = next_size;
-    }
+    // The last packet's successor is `NIL` (size 0), so an emptied flow
+    // needs no branch; `tail` is only read while `len > 0`.
+    flow.head = next;
+    flow.head_size_bits = next_size;
     Some(popped)
 }
 

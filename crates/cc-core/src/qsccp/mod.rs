@@ -37,6 +37,7 @@
 pub mod class;
 mod config;
 pub mod consumer;
+mod drr;
 mod flow_table;
 mod flows;
 pub mod multipath;

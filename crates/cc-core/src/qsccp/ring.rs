@@ -14,12 +14,15 @@ pub(super) struct Ring {
     buf: Vec<u32>,
     head: usize,
     len: usize,
+    /// `buf.len() - 1` (0 when empty: then `len` is 0 too), kept so an
+    /// index is one `and` with no length load.
+    mask: usize,
 }
 
 impl Ring {
     #[inline]
     fn mask(&self) -> usize {
-        self.buf.len().wrapping_sub(1)
+        self.mask
     }
 
     /// Entries queued.
@@ -58,19 +61,24 @@ impl Ring {
         if self.len == self.buf.len() {
             self.grow();
         }
-        let i = (self.head + self.len) & self.mask();
+        let i = (self.head + self.len) & self.mask;
         if let Some(s) = self.buf.get_mut(i) {
             *s = id;
             self.len += 1;
         }
     }
 
+    /// Takes the front entry (a caller that drops it pays no load: `get`
+    /// has no side effect, so an unused result folds away).
     #[inline]
     pub(super) fn pop_front(&mut self) -> Option<u32> {
-        let id = self.front()?;
-        self.head = (self.head + 1) & self.mask();
+        if self.len == 0 {
+            return None;
+        }
+        let id = self.buf.get(self.head).copied();
+        self.head = (self.head + 1) & self.mask;
         self.len -= 1;
-        Some(id)
+        id
     }
 
     /// Moves the front entry to the back.
@@ -106,6 +114,7 @@ impl Ring {
         }
         self.buf = buf;
         self.head = 0;
+        self.mask = cap - 1;
     }
 }
 

@@ -27,7 +27,9 @@
 
 use super::class::ServiceClass;
 pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, Scheduled};
-use super::flows::{self, quantum, Arena, Flow, FlowHasher, TagIndex};
+use super::drr::Peek;
+use super::flows;
+use super::flows::{quantum, Arena, Flow, FlowHasher, TagIndex};
 use super::pecn::{settle, Frozen};
 use super::ring::Ring;
 use super::vtime::{vt_max, vt_steps};
@@ -35,19 +37,8 @@ use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
 use alloc::vec::Vec;
 
-/// A packet taken by [`CdsScheduler::drr_pop`], with its flow's class,
-/// prefix and suggested rate.
-type PoppedFrom<T> = (flows::Popped<T>, ServiceClass, u64, Option<f64>);
-
-/// DRR turns ahead whose head packet a pop prefetches.
-const PACKET_AHEAD: usize = 2;
-/// DRR turns ahead whose flow line a pop prefetches.
-const FLOW_AHEAD: usize = 4;
-/// Active-ring entries ahead (one 64-byte line of ids) a pop prefetches.
-const RING_AHEAD: usize = 20;
-/// Ring length below which a pop prefetches nothing: the lines of a few
-/// hundred flows and their head packets stay in L1/L2 between turns.
-const PREFETCH_MIN_FLOWS: usize = 256;
+/// "No class to serve" in the dequeue's pick (a class index is below 8).
+const NO_CLASS: usize = 8;
 
 /// One service class: its DRR active list and its SCFQ tags.
 #[derive(Debug, Clone, Default)]
@@ -60,10 +51,13 @@ pub(super) struct Class {
     /// as soon as the class gets a new head (first enqueue, or a pop that
     /// leaves it backlogged) and valid until the class is served: choosing
     /// among the classes then touches no flow and branches on no cache.
-    pub(super) peeked: Option<(u32, u32)>,
+    pub(super) peeked: Peek,
     pub(super) queued: u32,
+    /// SCFQ finish tag of the head packet (`start + size·step`), set with
+    /// `peeked`, so the WFQ pick only compares (DT classes only).
+    pub(super) tag: u64,
     /// SCFQ start tag of the head packet and finish tag of the last one.
-    start: u64,
+    pub(super) start: u64,
     finish: u64,
     /// Virtual-time epoch `finish` belongs to: a finish tag from before the
     /// last reset reads as 0, so a reset is two stores, not a loop.
@@ -87,26 +81,30 @@ pub struct CdsScheduler<T> {
     pub(super) flows: Vec<Flow>,
     pub(super) hasher: FlowHasher,
     pub(super) index: TagIndex,
-    arena: Arena<T>,
+    pub(super) arena: Arena<T>,
     /// Bit c set iff class c has queued Interests: the per-packet scans
     /// visit backlogged classes only.
-    backlog: u8,
+    pub(super) backlog: u8,
     ds_buckets: [TokenBucket; 3],
     /// Per DS class, a time (ns) before which its bucket cannot pay for its
     /// current head (0 = not known): a blocked class costs one compare until
     /// then. Safe, since only serving the class takes its tokens; cleared
     /// whenever its head changes.
-    ds_ready_ns: [u64; 3],
+    pub(super) ds_ready_ns: [u64; 3],
+    /// The smallest of `ds_ready_ns`: while `now` is before it, every DS
+    /// class is blocked and the strict-priority level costs one compare.
+    pub(super) ds_next_ns: u64,
     final_bucket: TokenBucket,
+    /// `max_data_size_bits`, at least 1 (the clamp of every Interest's size).
+    max_size_bits: u32,
     /// Queue cap per class (`dt_class_capacity` for DT, none for DS), so
     /// the check is one compare whatever the class.
     class_cap: [u32; 8],
     vtime: u64,
     /// Bumped by every virtual-time reset (see `Class::vt_epoch`).
     vt_epoch: u64,
-    vt_step: [u64; 5],
-    queued: u32,
-    dt_queued: u32,
+    /// Virtual units per bit of each class (0 for DS, which has no tags).
+    pub(super) vt_step: [u64; 8],
     pub(super) interest_in_bits: u64,
     /// Interests offered this period (all classes), for the mean Data size
     /// that stretches the period (`QsccpConfig::min_data_per_flow`).
@@ -150,11 +148,13 @@ impl<T> CdsScheduler<T> {
                 ds_bucket(cfg.delta[2]),
             ],
             ds_ready_ns: [0; 3],
+            ds_next_ns: 0,
             final_bucket: TokenBucket::with_bits(
                 link as u64,
                 cfg.final_burst_bits.max(max_size),
                 now,
             ),
+            max_size_bits: cfg.max_data_size_bits.max(1),
             class_cap: core::array::from_fn(|c| {
                 if c < 3 {
                     u32::MAX
@@ -164,9 +164,10 @@ impl<T> CdsScheduler<T> {
             }),
             vtime: 0,
             vt_epoch: 0,
-            vt_step: vt_steps(cfg.omega),
-            queued: 0,
-            dt_queued: 0,
+            vt_step: {
+                let dt = vt_steps(cfg.omega);
+                core::array::from_fn(|c| if c < 3 { 0 } else { dt[c - 3] })
+            },
             interest_in_bits: 0,
             period_interests: 0,
             period_len: cfg.period,
@@ -204,12 +205,12 @@ impl<T> CdsScheduler<T> {
 
     /// Interests queued in all classes.
     pub fn len(&self) -> usize {
-        self.queued as usize
+        self.classes.iter().map(|c| c.queued as usize).sum()
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.queued == 0
+        self.backlog == 0
     }
 
     /// Packet slots allocated so far (the high-water mark of [`len`](Self::len)).
@@ -269,7 +270,7 @@ impl<T> CdsScheduler<T> {
         self.maybe_update(now);
         let size = data_size_bits
             .unwrap_or(self.cfg.default_data_size_bits)
-            .clamp(1, self.cfg.max_data_size_bits.max(1));
+            .clamp(1, self.max_size_bits);
         let c = class.index();
         self.classes[c].offered_bits += u64::from(size);
         self.period_interests += 1;
@@ -303,7 +304,6 @@ impl<T> CdsScheduler<T> {
                 reason: RejectReason::FlowQueueFull,
             });
         }
-        let dt = c >= 3;
         if self.classes[c].queued >= self.class_cap[c] {
             self.stats.class_full += 1;
             return Err(Rejected {
@@ -329,8 +329,6 @@ impl<T> CdsScheduler<T> {
             self.backlog |= 1 << c;
         }
         cls.queued += 1;
-        self.queued += 1;
-        self.dt_queued += u32::from(dt);
         self.stats.enqueued += 1;
         if first {
             self.drr_turn(c);
@@ -342,65 +340,68 @@ impl<T> CdsScheduler<T> {
     #[inline(always)]
     pub fn dequeue(&mut self, now: Timestamp) -> Dequeue<T> {
         self.maybe_update(now);
-        if self.queued == 0 {
+        if self.backlog == 0 {
             return Dequeue::Empty;
         }
         let now_ns = now.as_nanos();
-        let mut pick: Option<(usize, u32, u32, Option<u64>)> = None;
+        // The class to serve (`NO_CLASS`: none), its peeked head in `classes`.
+        let mut pick = NO_CLASS;
         let mut ds = self.backlog & 0b111;
-        if ds != 0 {
+        if ds != 0 && now_ns >= self.ds_next_ns {
             ds &= self.ds_unblocked(now_ns);
+        } else {
+            ds = 0;
         }
         while ds != 0 {
             let c = ds.trailing_zeros() as usize;
             ds &= ds - 1;
-            let Some((id, size)) = self.drr_peek(c) else {
+            let Some((_, size)) = self.drr_peek(c) else {
                 continue;
             };
             let bucket = &mut self.ds_buckets[c];
             if bucket.has_packet_bits(now, size) {
-                pick = Some((c, id, size, None));
+                pick = c;
                 break;
             }
             self.ds_ready_ns[c] = bucket.ready_lower_bound_ns(now, u64::from(size));
+            let r = &self.ds_ready_ns;
+            self.ds_next_ns = r[0].min(r[1]).min(r[2]);
         }
-        if pick.is_none() && self.dt_queued > 0 {
+        if pick == NO_CLASS && self.backlog >> 3 != 0 {
             pick = self.wfq_pick();
         }
-        let Some((c, id, size, tag)) = pick else {
+        let c = pick & 7;
+        let head = self.classes[c].peeked.get();
+        let (Some((id, size)), false) = (head, pick == NO_CLASS) else {
             return self.ds_wait(now);
         };
         if !self.final_bucket.try_consume_packet_bits(now, size) {
             return self.final_wait(now, size);
         }
-        if let Some(b) = self.ds_buckets.get_mut(c) {
+        if c < 3 {
             // Found to hold `size` at `now` just above.
-            b.take_present_bits(size);
-        }
-        if let Some(tag) = tag {
-            self.vtime = tag;
+            self.ds_buckets[c].take_present_bits(size);
+        } else {
             let cls = &mut self.classes[c];
+            let tag = cls.tag;
             cls.finish = tag;
             cls.start = tag;
+            self.vtime = tag;
         }
-        let Some((q, class, prefix, target_rate_bps)) = self.drr_pop(c, id, size) else {
+        let Some(out) = self.drr_pop(now, c, id, size) else {
             // Unreachable (peek returned a backlogged flow); report a retry.
             return Dequeue::NotBefore(now);
         };
+        if c < 3 {
+            self.ds_rearm(now, c);
+        }
         self.stats.dequeued += 1;
         self.stats.sent_bits[c] += u64::from(size);
         // Idempotent once DT is empty (DS service leaves the tags at 0).
-        if self.dt_queued == 0 {
+        if self.backlog >> 3 == 0 {
             self.reset_virtual_time();
         }
-        Dequeue::Item(Scheduled {
-            item: q.item,
-            class,
-            prefix,
-            size_bits: size,
-            sojourn: now.saturating_since(q.at),
-            target_rate_bps,
-        })
+        Dequeue::Item(out)
     }
 
     /// Bits 0-2: the DS classes whose bucket may pay for their head at
@@ -409,6 +410,21 @@ impl<T> CdsScheduler<T> {
     fn ds_unblocked(&self, now_ns: u64) -> u8 {
         let r = &self.ds_ready_ns;
         u8::from(now_ns >= r[0]) | u8::from(now_ns >= r[1]) << 1 | u8::from(now_ns >= r[2]) << 2
+    }
+
+    /// Caches the lower bound of the instant DS class `c`'s bucket pays for
+    /// its new head, right after serving it (its bucket was refilled at
+    /// `now`): otherwise the next dequeue would find the class unblocked,
+    /// refill and test its bucket only to learn the same bound. Same
+    /// decisions, since a lower bound only skips tests that would fail.
+    #[inline]
+    fn ds_rearm(&mut self, now: Timestamp, c: usize) {
+        let Some((_, size)) = self.classes[c].peeked.get() else {
+            return;
+        };
+        self.ds_ready_ns[c] = self.ds_buckets[c].ready_lower_bound_ns(now, u64::from(size));
+        let r = &self.ds_ready_ns;
+        self.ds_next_ns = r[0].min(r[1]).min(r[2]);
     }
 
     /// Only rate-limited DS classes are backlogged: wake at the earliest
@@ -446,40 +462,25 @@ impl<T> CdsScheduler<T> {
     /// is the plain order of `tag - vtime`, and the minimum is found
     /// without a data-dependent branch.
     #[inline]
-    fn wfq_pick(&mut self) -> Option<(usize, u32, u32, Option<u64>)> {
+    fn wfq_pick(&self) -> usize {
         let dt = self.backlog >> 3;
         if dt.is_power_of_two() {
             // One backlogged class: nothing to compare.
-            let k = dt.trailing_zeros() as usize;
-            let cls = &self.classes[k + 3];
-            let (id, size) = cls.peeked?;
-            let tag = cls.start.wrapping_add(u64::from(size) * self.vt_step[k]);
-            return Some((k + 3, id, size, Some(tag)));
+            return dt.trailing_zeros() as usize + 3;
         }
-        let mut best_c = 0usize;
+        let mut best_c = NO_CLASS;
         let mut best_key = u64::MAX;
-        let mut best_tag = 0u64;
-        for k in 0..5 {
-            let c = k + 3;
-            let cls = &self.classes[c];
-            let size = cls.peeked.map_or(0, |p| p.1);
-            let tag = cls.start.wrapping_add(u64::from(size) * self.vt_step[k]);
-            let eligible = self.backlog & (1 << c) != 0 && cls.peeked.is_some();
-            let key = if eligible {
-                tag.wrapping_sub(self.vtime)
+        for c in 3..8 {
+            let key = if self.backlog & (1 << c) != 0 {
+                self.classes[c].tag.wrapping_sub(self.vtime)
             } else {
                 u64::MAX
             };
             let better = key < best_key;
             best_key = if better { key } else { best_key };
-            best_tag = if better { tag } else { best_tag };
             best_c = if better { c } else { best_c };
         }
-        if best_key == u64::MAX {
-            return None;
-        }
-        let (id, size) = self.classes[best_c].peeked?;
-        Some((best_c, id, size, Some(best_tag)))
+        best_c
     }
 
     /// Restarts virtual time at 0 (DT is empty): every finish tag now
@@ -489,120 +490,12 @@ impl<T> CdsScheduler<T> {
         self.vtime = 0;
         self.vt_epoch = self.vt_epoch.wrapping_add(1);
     }
-
-    /// Fetches lines ahead of the DRR turns of class `c`: the head packet of
-    /// the flow [`PACKET_AHEAD`] turns ahead (its line was fetched earlier)
-    /// and the line of the flow [`FLOW_AHEAD`] turns ahead, so a class
-    /// served back to back still finds its lines in cache.
-    #[inline]
-    fn prefetch_next_turn(&self, c: usize) {
-        let active = &self.classes[c].active;
-        if active.len() < PREFETCH_MIN_FLOWS {
-            // A short ring's flows are still cached from their last turn.
-            return;
-        }
-        if let Some(f) = active
-            .get(PACKET_AHEAD)
-            .and_then(|id| self.flows.get(id as usize))
-        {
-            flows::prefetch_packet(&self.arena, f.head);
-        }
-        if let Some(f) = active
-            .get(FLOW_AHEAD)
-            .and_then(|id| self.flows.get(id as usize))
-        {
-            flows::prefetch(f);
-        }
-        // The ring itself: its next line was written a whole round ago.
-        if let Some(id) = active.slot(RING_AHEAD) {
-            flows::prefetch(id);
-        }
-    }
-
-    /// The flow at the head of class `c` that has deficit for its head
-    /// packet, giving quanta to flows in turn (DRR).
-    #[inline]
-    fn drr_peek(&mut self, c: usize) -> Option<(u32, u32)> {
-        match self.classes[c].peeked {
-            Some(h) => Some(h),
-            None => self.drr_turn(c),
-        }
-    }
-
-    #[inline]
-    fn drr_turn(&mut self, c: usize) -> Option<(u32, u32)> {
-        let cls = &mut self.classes[c];
-        loop {
-            let id = cls.active.front()?;
-            let Some(flow) = self.flows.get_mut(id as usize) else {
-                cls.active.pop_front();
-                continue;
-            };
-            if flow.len == 0 {
-                // Cannot happen (active flows are backlogged); heal anyway.
-                flow.in_turn = false;
-                cls.active.pop_front();
-                continue;
-            }
-            if !flow.in_turn {
-                flow.deficit_bits = flow.deficit_bits.saturating_add(flow.quantum_bits);
-                flow.in_turn = true;
-            }
-            let size = flow.head_size_bits;
-            if flow.deficit_bits >= size {
-                cls.peeked = Some((id, size));
-                return Some((id, size));
-            }
-            // Turn over: to the back of the list, deficit kept.
-            flow.in_turn = false;
-            cls.active.rotate();
-        }
-    }
-
-    /// Takes the head packet of flow `id` of class `c`; returns it with
-    /// the flow's class, prefix and rate (read while its line is at hand).
-    #[inline(always)]
-    fn drr_pop(&mut self, c: usize, id: u32, size: u32) -> Option<PoppedFrom<T>> {
-        self.classes[c].peeked = None;
-        if let Some(r) = self.ds_ready_ns.get_mut(c) {
-            *r = 0;
-        }
-        let flow = self.flows.get_mut(id as usize)?;
-        if flow.epoch != self.epoch {
-            settle(&self.frozen, flow);
-        }
-        let q = flows::pop(&mut self.arena, flow)?;
-        let out = (
-            q,
-            flow.class,
-            flow.prefix,
-            flow.has_rate.then_some(flow.rate_bps),
-        );
-        flow.deficit_bits = flow.deficit_bits.saturating_sub(size);
-        let cls = &mut self.classes[c];
-        if flow.len == 0 {
-            flow.deficit_bits = 0;
-            flow.in_turn = false;
-            cls.active.pop_front();
-            if flow.offered_bits == 0 {
-                // Drained a backlog of past periods: idle again.
-                cls.active_wphi -= flow.weight * flow.phi(self.frozen.phi_pen);
-                cls.active_flows -= 1;
-            }
-        }
-        cls.queued -= 1;
-        if cls.queued == 0 {
-            self.backlog &= !(1 << c);
-        } else {
-            self.drr_turn(c);
-        }
-        self.queued -= 1;
-        self.dt_queued -= u32::from(c >= 3);
-        self.prefetch_next_turn(c);
-        Some(out)
-    }
 }
 
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "trace_tests.rs"]
+mod trace_tests;

@@ -210,10 +210,7 @@ impl SchemePart for Qsccp {
                 let mut pkt = s.item;
                 if f.cds.config().propagate_penalty {
                     // ServiceClass + 8 for a flow penalised here (P7).
-                    pkt.cc.service_penalised = f
-                        .cds
-                        .flow_phi(s.class, s.prefix)
-                        .is_some_and(|phi| phi < 1.0);
+                    pkt.cc.service_penalised = s.discounted;
                 }
                 if let Some(r) = s.target_rate_bps {
                     let r = rate_to_wire(r);
