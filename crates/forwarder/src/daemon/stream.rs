@@ -12,6 +12,23 @@ pub const MAX_ELEMENT: usize = 8800;
 /// Packets queued towards one stream before the engine's sends are dropped.
 pub const WRITE_QUEUE: usize = 1024;
 
+/// A face for an app accepted on the Unix socket at `socket_path`: local,
+/// on-demand, named by its file descriptor (NFD's `fd://`). Returns the
+/// face's parameters and its remote URI.
+pub fn unix_face_params(
+    socket_path: &std::path::Path,
+    stream: &tokio::net::UnixStream,
+) -> (crate::engine::FaceParams, crate::mgmt::FaceUri) {
+    use std::os::fd::AsRawFd;
+    let uri = crate::mgmt::FaceUri::Fd(stream.as_raw_fd() as u64);
+    let params = crate::engine::FaceParams {
+        persistency: crate::engine::Persistency::OnDemand,
+        local_uri: format!("unix://{}", socket_path.display()),
+        ..crate::engine::FaceParams::local(uri.to_string())
+    };
+    (params, uri)
+}
+
 /// Outcome of looking for one element at the front of a buffer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Frame {

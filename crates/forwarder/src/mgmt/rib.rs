@@ -29,6 +29,20 @@ pub struct Route {
     pub expires: Option<Timestamp>,
 }
 
+impl Route {
+    /// A route of the configuration file: static origin, children inherit,
+    /// no expiry.
+    pub fn from_config(face: u64, cost: u64) -> Self {
+        Route {
+            face,
+            origin: ORIGIN_STATIC,
+            cost,
+            flags: CHILD_INHERIT,
+            expires: None,
+        }
+    }
+}
+
 /// A FIB next-hop change that the RIB asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FibUpdate {

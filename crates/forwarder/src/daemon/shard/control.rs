@@ -28,7 +28,6 @@ use crate::config::Config;
 use crate::daemon::listen::{accept_unix, unix_listener};
 use crate::daemon::{notify, stream, udp, AnyStream, Inbound};
 use crate::engine::{FaceId, FaceParams, FaceScope, Persistency};
-use crate::mgmt::rib::{CHILD_INHERIT, ORIGIN_STATIC};
 use crate::mgmt::{FaceUri, ManagerConfig, Route};
 use crate::node::Node;
 
@@ -273,13 +272,7 @@ impl Control {
                 tracing::warn!(prefix = %r.prefix, face = %r.face, "route to a face that is not open");
                 continue;
             };
-            let route = Route {
-                face: face.0,
-                origin: ORIGIN_STATIC,
-                cost: r.cost,
-                flags: CHILD_INHERIT,
-                expires: None,
-            };
+            let route = Route::from_config(face.0, r.cost);
             self.broadcast(|| Msg::Route(r.prefix.clone(), route));
         }
         for (prefix, s) in cfg.strategies()? {
@@ -321,15 +314,7 @@ impl Control {
                 self.broadcast(|| Msg::RemoveFace(face));
             }
             Inbound::Accepted(AnyStream::Unix(u)) => {
-                let fd = {
-                    use std::os::fd::AsRawFd;
-                    u.as_raw_fd() as u64
-                };
-                let params = FaceParams {
-                    persistency: Persistency::OnDemand,
-                    local_uri: format!("unix://{}", self.cfg.unix.path.display()),
-                    ..FaceParams::local(FaceUri::Fd(fd).to_string())
-                };
+                let (params, _) = stream::unix_face_params(&self.cfg.unix.path, &u);
                 let (r, w) = u.into_split();
                 let (wtx, wrx) = mpsc::channel(stream::WRITE_QUEUE);
                 tokio::spawn(stream::write_loop(w, wrx));

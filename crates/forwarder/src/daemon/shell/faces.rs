@@ -285,19 +285,11 @@ impl Shell {
                 self.attach_stream(id, FaceUri::Tcp(peer), true, r, w);
             }
             AnyStream::Unix(u) => {
-                let fd = {
-                    use std::os::fd::AsRawFd;
-                    u.as_raw_fd() as u64
-                };
-                let params = FaceParams {
-                    persistency: Persistency::OnDemand,
-                    local_uri: format!("unix://{}", self.cfg.unix.path.display()),
-                    ..FaceParams::local(FaceUri::Fd(fd).to_string())
-                };
+                let (params, uri) = stream::unix_face_params(&self.cfg.unix.path, &u);
                 let id = self.node.add_face(now, params);
                 tracing::debug!(%id, "Unix face");
                 let (r, w) = u.into_split();
-                self.attach_stream(id, FaceUri::Fd(fd), true, r, w);
+                self.attach_stream(id, uri, true, r, w);
             }
         }
     }

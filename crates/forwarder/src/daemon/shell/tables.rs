@@ -6,7 +6,7 @@
 use super::Shell;
 use crate::config::Config;
 use crate::engine::FaceId;
-use crate::mgmt::rib::{CHILD_INHERIT, ORIGIN_STATIC};
+use crate::mgmt::rib::ORIGIN_STATIC;
 use crate::mgmt::Route;
 
 impl Shell {
@@ -38,13 +38,7 @@ impl Shell {
                 tracing::warn!(prefix = %r.prefix, face = %r.face, "route to a face that is not open");
             }
             for face in faces {
-                let route = Route {
-                    face: face.0,
-                    origin: ORIGIN_STATIC,
-                    cost: r.cost,
-                    flags: CHILD_INHERIT,
-                    expires: None,
-                };
+                let route = Route::from_config(face.0, r.cost);
                 self.node
                     .add_route(r.prefix.clone(), route)
                     .map_err(|e| anyhow::anyhow!("route {}: {e}", r.prefix))?;
