@@ -3,8 +3,8 @@
 //! flow's head packet, and the prefetch of the lines a few turns ahead.
 
 use super::flows;
-use super::pecn::settle;
 use super::scheduler::{CdsScheduler, Scheduled};
+use super::settle::settle;
 use crate::time::Timestamp;
 
 /// A class's DRR decision (flow id, head size), or none, in one `u64`: it

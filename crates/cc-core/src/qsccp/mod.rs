@@ -44,6 +44,7 @@ pub mod multipath;
 pub mod pecn;
 mod ring;
 pub mod scheduler;
+mod settle;
 mod vtime;
 
 pub use class::ServiceClass;

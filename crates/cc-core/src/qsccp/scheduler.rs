@@ -30,8 +30,8 @@ pub use super::config::{CdsStats, Dequeue, QsccpConfig, RejectReason, Rejected, 
 use super::drr::Peek;
 use super::flows;
 use super::flows::{quantum, Arena, Flow, FlowHasher, TagIndex};
-use super::pecn::{settle, Frozen};
 use super::ring::Ring;
+use super::settle::{settle, Frozen};
 use super::vtime::{vt_max, vt_steps};
 use crate::time::Timestamp;
 use crate::token_bucket::TokenBucket;
