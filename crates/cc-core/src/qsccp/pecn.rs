@@ -43,7 +43,7 @@
 //! eq. 5/7 sums, which need every flow's demand) and freezes the per-class
 //! aggregates of eq. 8 in a `Frozen`. Eqs. 8-9 of each flow, which need
 //! only those aggregates and the flow's own line, run when the flow is next
-//! touched (`settle`, in [`super::settle`]: its next Interest or dequeue, a weight change, or at
+//! touched (`settle`, in `settle.rs`: its next Interest or dequeue, a weight change, or at
 //! the latest the next period end; a query computes the pending result
 //! without storing it); the result is the same as computing them at the
 //! period end, because nothing a flow's update reads changes before it
