@@ -23,8 +23,8 @@
 //!   N̂ = max(C, y)/R (eq. 2) sees new flows in y(t) only at the period's
 //!   end, and flows that took the pre-arrival rate send at it until then.
 //!
-//! RCP's queue term drains only what stands beyond the flows' chance queue
-//! ([`crate::rcp::queue_beyond_chance`]).
+//! RCP's queue term drains only what stands beyond one Data
+//! ([`crate::rcp::queue_beyond_one_data`]).
 //!
 //! Call order: [`RateLink::on_interest`] for each Interest routed to the
 //! link; [`RateLink::dequeue`] when [`RateLink::next_release_time`] is
@@ -59,9 +59,9 @@ pub struct RateLinkConfig {
     /// backlog at the update (the papers' q(t), `false`, both profiles: the
     /// average measured no benefit, docs/deviations.md).
     pub mean_queue: bool,
-    /// RCP charges only the queue beyond the flows' chance queue, at least
-    /// one Data ([`crate::rcp::queue_beyond_chance`]; tuned, `true`); the
-    /// paper charges the whole queue.
+    /// RCP charges only the queue beyond one Data
+    /// ([`crate::rcp::queue_beyond_one_data`]; tuned, `true`); the paper
+    /// charges the whole queue.
     pub rcp_one_data_allowance: bool,
 }
 
@@ -142,8 +142,6 @@ pub struct RateLink<T> {
     capacity_bps: f64,
     mean_queue: bool,
     rcp_one_data_allowance: bool,
-    /// RCP's η (the load its chance queue is reckoned at).
-    rcp_eta: f64,
 }
 
 impl<T> RateLink<T> {
@@ -174,7 +172,6 @@ impl<T> RateLink<T> {
             capacity_bps,
             mean_queue: cfg.mean_queue,
             rcp_one_data_allowance: cfg.rcp_one_data_allowance,
-            rcp_eta: cfg.law.rcp.eta,
         }
     }
 
@@ -396,31 +393,24 @@ impl<T> RateLink<T> {
         } else {
             self.shaper.queued_bytes()
         });
-        let primary_bytes = core::mem::take(&mut self.primary_bytes);
-        let secondary_bytes = core::mem::take(&mut self.secondary_bytes);
+        let sample = LinkSample {
+            primary_bytes: core::mem::take(&mut self.primary_bytes),
+            secondary_bytes: core::mem::take(&mut self.secondary_bytes),
+            queue_bytes: if self.dual || !self.rcp_one_data_allowance {
+                queue
+            } else {
+                crate::rcp::queue_beyond_one_data(queue, self.inflation.data_bytes())
+            },
+            rtt,
+        };
         let input_bps = match self
             .period_start()
             .map(|t| now.saturating_since(t).as_secs_f64())
         {
-            Some(e) if e > 0.0 => (primary_bytes.saturating_add(secondary_bytes)) as f64 * 8.0 / e,
+            Some(e) if e > 0.0 => {
+                (sample.primary_bytes.saturating_add(sample.secondary_bytes)) as f64 * 8.0 / e
+            }
             _ => 0.0,
-        };
-        let queue_bytes = if self.dual || !self.rcp_one_data_allowance {
-            queue
-        } else {
-            let rate_bps = self.law.rates().primary_bps;
-            let flows = if rate_bps > 0.0 {
-                input_bps / rate_bps
-            } else {
-                0.0
-            };
-            crate::rcp::queue_beyond_chance(queue, self.inflation.data_bytes(), flows, self.rcp_eta)
-        };
-        let sample = LinkSample {
-            primary_bytes,
-            secondary_bytes,
-            queue_bytes,
-            rtt,
         };
         self.law.set_floor_bps(self.floor_bps(input_bps));
         let rates = self.law.update(now, &sample);

@@ -167,8 +167,7 @@ pub fn responsive_floor_bps(
     one_per_period.min(fair)
 }
 
-/// The queue RCP's β·q/d term drains: what stands beyond the queue the
-/// flows' phases make by chance, at least one Data.
+/// The queue RCP's β·q/d term drains: what stands beyond one Data.
 ///
 /// A link at full use with paced arrivals holds about one Data waiting
 /// now and then; that is the packet granularity, not congestion, and the
@@ -176,19 +175,12 @@ pub fn responsive_floor_bps(
 /// one 8000-byte Data on 10 Mbit/s at a 10 ms RTT is 0.4·q/d = 2.6 Mbit/s,
 /// a quarter of C, and RCP settled at 79-87 % of the link at every point
 /// with 8000-byte Data and a 10 ms RTT in the envelope sweep (22 of 108
-/// points failed, 8 with a one-Data allowance). With many flows the queue
-/// their phases make by chance is larger
-/// ([`crate::chance_queue::paced_chance_queue_mean_data`]: 1.75 Data on
-/// average for ten flows at η = 0.95), and q(t), sampled at a period's
-/// end, sees that mean: ten flows of 8 KB on 50 Mbit/s at 10 ms settled at
-/// 85 % with one Data allowed, 95 % with the mean (`flows` is RCP's own
-/// estimate, the input rate over R). MIRCC keeps the whole queue: its
+/// points failed, 8 with this allowance). MIRCC keeps the whole queue: its
 /// self-tuned β (β' = 0.1 floor) already charges it four times less, and
 /// with the allowance its p95 queue grew past two Data at 5 more points.
-pub fn queue_beyond_chance(queue_bytes: u64, data_bytes: Option<f64>, flows: f64, eta: f64) -> u64 {
-    let data = crate::chance_queue::paced_chance_queue_mean_data(flows, eta).max(1.0);
+pub fn queue_beyond_one_data(queue_bytes: u64, data_bytes: Option<f64>) -> u64 {
     match data_bytes {
-        Some(b) if b.is_finite() && b > 0.0 => queue_bytes.saturating_sub((b * data) as u64),
+        Some(b) if b.is_finite() && b > 0.0 => queue_bytes.saturating_sub(b as u64),
         _ => queue_bytes,
     }
 }

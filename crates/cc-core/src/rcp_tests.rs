@@ -1,14 +1,10 @@
 use super::*;
 
 #[test]
-fn one_data_or_the_chance_queue_is_granularity() {
-    // One flow (or none measured): one Data.
-    assert_eq!(queue_beyond_chance(8100, Some(8100.0), 1.0, 0.95), 0);
-    assert_eq!(queue_beyond_chance(20_000, Some(8100.0), 0.0, 0.95), 11_900);
-    assert_eq!(queue_beyond_chance(500, None, 10.0, 0.95), 500);
-    // Ten flows: their mean chance queue, 1.75 Data.
-    let ten = queue_beyond_chance(40_000, Some(8000.0), 10.0, 0.95);
-    assert!((25_900..26_100).contains(&ten), "{ten}");
+fn one_data_of_queue_is_granularity() {
+    assert_eq!(queue_beyond_one_data(8100, Some(8100.0)), 0);
+    assert_eq!(queue_beyond_one_data(20_000, Some(8100.0)), 11_900);
+    assert_eq!(queue_beyond_one_data(500, None), 500);
 }
 
 #[test]

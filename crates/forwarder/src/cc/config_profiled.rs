@@ -52,9 +52,7 @@ pub struct RcpParams {
     /// q(t) averaged over the period rather than sampled at its end (the
     /// paper; both profiles, the average measured no benefit).
     pub mean_queue: bool,
-    /// Charge only the queue beyond one Data, or beyond the mean queue the
-    /// flows' phases make by chance when that is more (tuned), or all of it
-    /// (paper).
+    /// Charge only the queue beyond one Data (tuned) or all of it (paper).
     pub one_data_allowance: bool,
 }
 
