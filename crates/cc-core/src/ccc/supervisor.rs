@@ -36,9 +36,10 @@ pub struct CccSupervisor {
     standing_queue: Option<bool>,
     last_run: Option<Timestamp>,
     share_caps: Vec<f64>,
-    /// Flows active at the last supervision (the standing-queue test's
-    /// chance queue, [`crate::chance_queue`]).
-    active_flows: usize,
+    /// The chance queue of the flows active at the last supervision, in
+    /// Data, at least one ([`crate::chance_queue`]): set once per period,
+    /// read by every dequeued Data.
+    chance_queue_data: f64,
 }
 
 impl CccSupervisor {
@@ -52,7 +53,7 @@ impl CccSupervisor {
             standing_queue: None,
             last_run: None,
             share_caps: Vec::new(),
-            active_flows: 0,
+            chance_queue_data: 1.0,
         }
     }
 
@@ -90,11 +91,7 @@ impl CccSupervisor {
             return false;
         }
         let one_data = crate::codel::link_target(Duration::ZERO, data_bytes, link_capacity_bps);
-        let chance = crate::chance_queue::paced_chance_queue_data(
-            self.active_flows as f64,
-            self.cfg.utilisation,
-        );
-        let over = sojourn > t.max(one_data.mul_f64(chance.max(1.0)));
+        let over = sojourn > t.max(one_data.mul_f64(self.chance_queue_data));
         self.standing_queue = Some(self.standing_queue.unwrap_or(true) && over);
         over
     }
@@ -154,7 +151,9 @@ impl CccSupervisor {
             .map(|f| f.borrow_mut())
             .filter(|f| f.is_active(now, activity_window(f, window)))
             .collect();
-        self.active_flows = active.len();
+        self.chance_queue_data =
+            crate::chance_queue::paced_chance_queue_data(active.len() as f64, self.cfg.utilisation)
+                .max(1.0);
         if congested {
             // Algorithm 5, floored at a fraction of the max-min share.
             let max_min = self.cfg.augmentation == Augmentation::MaxMinShare;
