@@ -159,7 +159,9 @@ impl Topology {
 
     /// The p95 queue, ms, that `n` flows each paced at a steady rate put on
     /// link `l` at load `rho` (its measured utilisation) when nothing
-    /// aligns their phases: the N·D/D/1 queue. Its tail is
+    /// aligns their phases: the N·D/D/1 queue
+    /// (`cc_core::chance_queue::paced_chance_queue_data`, the same root CCC's
+    /// standing-queue test allows for). Its tail is
     /// P(Q > k) ≈ exp(−2k(k + n(1 − ρ))/n) (Roberts and Virtamo, "The
     /// superposition of periodic cell arrival streams in an ATM
     /// multiplexer", IEEE Trans. Commun. 1991), so the p95 is the root of
@@ -177,8 +179,7 @@ impl Topology {
             .iter()
             .filter(|f| self.links_of(f).contains(&l))
             .count() as f64;
-        let b = n * (1.0 - rho.min(1.0));
-        let k = (-b + (b * b + 2.0 * n * 20f64.ln()).sqrt()) / 2.0;
+        let k = cc_core::chance_queue::paced_chance_queue_data(n, rho);
         k.ceil() * frame_bytes * 8.0 / c * 1e3
     }
 }
