@@ -96,6 +96,30 @@ pub async fn run_with_log_reload(
     on_engine_thread(cfg, config_path, Some(log_reload)).await
 }
 
+/// Runs the future `task` makes on a new thread named `name`, with a
+/// current-thread runtime of its own, and returns its result (an error
+/// naming the `what` thread if it panicked).
+pub(crate) async fn on_own_thread<F, Fut>(name: &str, what: &str, task: F) -> anyhow::Result<()>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let result = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(task()));
+            let _ = done_tx.send(result);
+        })?;
+    done_rx
+        .await
+        .unwrap_or_else(|_| Err(anyhow::anyhow!("the {what} thread panicked")))
+}
+
 async fn on_engine_thread(
     cfg: Config,
     config_path: Option<PathBuf>,
@@ -116,20 +140,10 @@ async fn on_engine_thread(
         }
         None => None,
     };
-    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("icnfwd-engine".into())
-        .spawn(move || {
-            let result = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(anyhow::Error::from)
-                .and_then(|rt| rt.block_on(shell::run(cfg, config_path, log_reload)));
-            let _ = done_tx.send(result);
-        })?;
-    let result = done_rx
-        .await
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine thread panicked")));
+    let result = on_own_thread("icnfwd-engine", "engine", move || {
+        shell::run(cfg, config_path, log_reload)
+    })
+    .await;
     if let Some(task) = metrics {
         task.abort();
     }

@@ -118,18 +118,5 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         cfg.cc.scheme == crate::cc::CcScheme::None,
         "invalid value for `cc.scheme`: the sharded engine (`engine.threads` > 1) runs scheme \"none\" only"
     );
-    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("icnfwd-control".into())
-        .spawn(move || {
-            let result = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(anyhow::Error::from)
-                .and_then(|rt| rt.block_on(control::run(cfg)));
-            let _ = done_tx.send(result);
-        })?;
-    done_rx
-        .await
-        .unwrap_or_else(|_| Err(anyhow::anyhow!("the control thread panicked")))
+    super::on_own_thread("icnfwd-control", "control", move || control::run(cfg)).await
 }
