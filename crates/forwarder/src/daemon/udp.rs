@@ -40,6 +40,53 @@ pub const SEND_QUEUE: usize = 8192;
 /// net.core.{r,w}mem_max).
 const SOCKET_BUFFER: usize = 4 << 20;
 
+/// The parameters of an on-demand face for a UDP `peer` first heard on
+/// the socket bound at `local`, and whether it is local: loopback peers
+/// are applications on this host (with `loopback_is_local`), so that
+/// python-ndn can register over UDP to 127.0.0.1 (docs/protocol.md §3.11).
+pub fn on_demand_face_params(
+    cfg: &crate::config::UdpConfig,
+    local: SocketAddr,
+    peer: SocketAddr,
+) -> (crate::engine::FaceParams, bool) {
+    use crate::engine::{FaceParams, FaceScope, Persistency};
+    use crate::mgmt::FaceUri;
+    let is_local = peer.ip().is_loopback() && cfg.loopback_is_local;
+    let params = FaceParams {
+        scope: if is_local {
+            FaceScope::Local
+        } else {
+            FaceScope::NonLocal
+        },
+        persistency: Persistency::OnDemand,
+        local_uri: FaceUri::Udp(local).to_string(),
+        mtu: Some(cfg.mtu),
+        capacity_bps: cfg.default_capacity_bps,
+        ..FaceParams::non_local(FaceUri::Udp(peer).to_string())
+    };
+    (params, is_local)
+}
+
+/// The parameters of a permanent UDP face to `peer` (a `[[face]]` or a
+/// faces/create), sent from the socket bound at `local`.
+pub fn permanent_face_params(
+    local: SocketAddr,
+    peer: SocketAddr,
+    mtu: usize,
+    capacity_bps: Option<u64>,
+    ingress_capacity_bps: Option<u64>,
+) -> crate::engine::FaceParams {
+    use crate::mgmt::FaceUri;
+    crate::engine::FaceParams {
+        persistency: crate::engine::Persistency::Permanent,
+        local_uri: FaceUri::Udp(local).to_string(),
+        mtu: Some(mtu),
+        capacity_bps,
+        ingress_capacity_bps,
+        ..crate::engine::FaceParams::non_local(FaceUri::Udp(peer).to_string())
+    }
+}
+
 /// Opens a non-blocking UDP socket with large kernel buffers.
 pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
     let s = socket(addr)?;

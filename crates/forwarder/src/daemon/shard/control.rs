@@ -27,7 +27,7 @@ use super::{dispatch, FaceOut, Msg, Pkt, Sockets};
 use crate::config::Config;
 use crate::daemon::listen::{accept_unix, unix_listener};
 use crate::daemon::{notify, stream, udp, AnyStream, Inbound};
-use crate::engine::{FaceId, FaceParams, FaceScope, Persistency};
+use crate::engine::{FaceId, FaceParams};
 use crate::mgmt::{FaceUri, ManagerConfig, Route};
 use crate::node::Node;
 
@@ -255,14 +255,13 @@ impl Control {
                 .position(|l| l.is_ipv4() == peer.is_ipv4())
                 .ok_or_else(|| anyhow::anyhow!("no [udp] listen address for {uri}"))?;
             let f = &cfg.face[i];
-            let params = FaceParams {
-                persistency: Persistency::Permanent,
-                local_uri: FaceUri::Udp(self.locals[sock]).to_string(),
-                mtu: Some(f.mtu.unwrap_or(cfg.udp.mtu)),
-                capacity_bps: f.capacity_bps,
-                ingress_capacity_bps: f.ingress_capacity_bps,
-                ..FaceParams::non_local(uri.to_string())
-            };
+            let params = udp::permanent_face_params(
+                self.locals[sock],
+                peer,
+                f.mtu.unwrap_or(cfg.udp.mtu),
+                f.capacity_bps,
+                f.ingress_capacity_bps,
+            );
             let id = self.add_face(params, FaceOut::Udp { sock, peer });
             self.peers.insert((sock, peer), id);
             by_uri.insert(uri, id);
@@ -348,19 +347,7 @@ impl Control {
         if let Some(f) = self.peers.get(&(sock, from)) {
             return *f;
         }
-        let local = from.ip().is_loopback() && self.cfg.udp.loopback_is_local;
-        let params = FaceParams {
-            scope: if local {
-                FaceScope::Local
-            } else {
-                FaceScope::NonLocal
-            },
-            persistency: Persistency::OnDemand,
-            local_uri: FaceUri::Udp(self.locals[sock]).to_string(),
-            mtu: Some(self.cfg.udp.mtu),
-            capacity_bps: self.cfg.udp.default_capacity_bps,
-            ..FaceParams::non_local(FaceUri::Udp(from).to_string())
-        };
+        let (params, _) = udp::on_demand_face_params(&self.cfg.udp, self.locals[sock], from);
         let id = self.add_face(params, FaceOut::Udp { sock, peer: from });
         tracing::debug!(%id, %from, "on-demand UDP face");
         self.peers.insert((sock, from), id);

@@ -163,14 +163,13 @@ impl Shell {
                 let sock = self
                     .udp_channel_for(*peer)
                     .ok_or_else(|| anyhow::anyhow!("no [udp] listen address for {uri}"))?;
-                let params = FaceParams {
-                    persistency: Persistency::Permanent,
-                    local_uri: FaceUri::Udp(self.udp[sock].local).to_string(),
-                    mtu: Some(mtu.unwrap_or(self.cfg.udp.mtu)),
+                let params = udp::permanent_face_params(
+                    self.udp[sock].local,
+                    *peer,
+                    mtu.unwrap_or(self.cfg.udp.mtu),
                     capacity_bps,
                     ingress_capacity_bps,
-                    ..FaceParams::non_local(uri.to_string())
-                };
+                );
                 let id = self.node.add_face(now, params);
                 self.udp_peers.insert((sock, *peer), id);
                 self.faces.insert(
@@ -233,25 +232,10 @@ impl Shell {
         if let Some(f) = self.udp_peers.get(&(sock, from)) {
             return Some(*f);
         }
-        // Loopback peers are applications on this host: local scope, so that
-        // python-ndn can register over UDP to 127.0.0.1 (docs/protocol.md §3.11).
-        let local = from.ip().is_loopback() && self.cfg.udp.loopback_is_local;
+        let (params, local) = udp::on_demand_face_params(&self.cfg.udp, self.udp[sock].local, from);
         if !self.admit_on_demand(now, Some(from.ip()), local) {
             return None;
         }
-        let scope = if local {
-            FaceScope::Local
-        } else {
-            FaceScope::NonLocal
-        };
-        let params = FaceParams {
-            scope,
-            persistency: Persistency::OnDemand,
-            local_uri: FaceUri::Udp(self.udp[sock].local).to_string(),
-            mtu: Some(self.cfg.udp.mtu),
-            capacity_bps: self.cfg.udp.default_capacity_bps,
-            ..FaceParams::non_local(FaceUri::Udp(from).to_string())
-        };
         let id = self.node.add_face(now, params);
         tracing::debug!(%id, %from, "on-demand UDP face");
         self.udp_peers.insert((sock, from), id);
