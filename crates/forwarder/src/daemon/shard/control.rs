@@ -28,8 +28,7 @@ use crate::config::Config;
 use crate::daemon::listen::{accept_unix, unix_listener};
 use crate::daemon::{notify, stream, udp, AnyStream, Inbound};
 use crate::engine::{FaceId, FaceParams};
-use crate::mgmt::{FaceUri, ManagerConfig, Route};
-use crate::node::Node;
+use crate::mgmt::{FaceUri, Route};
 
 /// Batches (of packets or table changes) queued per shard; packets beyond
 /// it are dropped, as a full socket buffer would drop them.
@@ -125,24 +124,12 @@ fn start_shards(
     inbox: mpsc::Sender<Pkt>,
 ) -> anyhow::Result<(Worker, Others)> {
     let start = Instant::now();
-    let unix_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let scope = crate::mgmt::scope::ScopePolicy::from_config(&cfg.mgmt)
-        .map_err(|(k, why)| anyhow::anyhow!("invalid value for `{k}`: {why}"))?;
+    let unix_ms = crate::daemon::shell::unix_now_ms();
     let mut senders = Vec::new();
     let mut handles = Vec::new();
     let mut shard0 = None;
     for i in 0..n {
-        let mcfg = ManagerConfig {
-            unix_epoch_offset_ms: unix_ms,
-            max_routes: cfg.tables.rib_max_routes,
-            scope: scope.clone(),
-            ..Default::default()
-        };
-        let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32) ^ i as u64;
-        let node = Node::new(cfg.router_config(), mcfg, seed);
+        let node = crate::daemon::shell::node_of_config(cfg, unix_ms, i as u64)?;
         if i == 0 {
             shard0 = Some(Worker::new(0, node, start, None, sockets.clone()));
             continue;

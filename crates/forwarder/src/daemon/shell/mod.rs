@@ -122,6 +122,30 @@ struct Shell {
     peer_counts: HashMap<SocketAddr, usize>,
 }
 
+/// Milliseconds since the Unix epoch now (0 if the clock is before it).
+pub(crate) fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The engine of `cfg`: its router configuration, management with the
+/// file's RIB bound and scope policy (validated here: a bad section fails
+/// the start) and wall-clock offset `unix_ms`, seeded from the start time,
+/// the process id and `salt` (one per engine thread).
+pub(crate) fn node_of_config(cfg: &Config, unix_ms: u64, salt: u64) -> anyhow::Result<Node> {
+    let mcfg = ManagerConfig {
+        unix_epoch_offset_ms: unix_ms,
+        max_routes: cfg.tables.rib_max_routes,
+        scope: crate::mgmt::scope::ScopePolicy::from_config(&cfg.mgmt)
+            .map_err(|(k, why)| anyhow::anyhow!("invalid value for `{k}`: {why}"))?,
+        ..Default::default()
+    };
+    let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32) ^ salt;
+    Ok(Node::new(cfg.router_config(), mcfg, seed))
+}
+
 pub(super) async fn run(
     cfg: Config,
     config_path: Option<PathBuf>,
@@ -130,20 +154,7 @@ pub(super) async fn run(
     memory::fix_malloc_thresholds();
     let (tx, mut rx) = mpsc::channel::<Vec<Inbound>>(INBOUND_QUEUE);
     let start = Instant::now();
-    let unix_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let mcfg = ManagerConfig {
-        unix_epoch_offset_ms: unix_ms,
-        max_routes: cfg.tables.rib_max_routes,
-        // Validated with the rest of the file; a bad section fails the start.
-        scope: crate::mgmt::scope::ScopePolicy::from_config(&cfg.mgmt)
-            .map_err(|(k, why)| anyhow::anyhow!("invalid value for `{k}`: {why}"))?,
-        ..Default::default()
-    };
-    let seed = unix_ms ^ u64::from(std::process::id()).rotate_left(32);
-    let node = Node::new(cfg.router_config(), mcfg, seed);
+    let node = node_of_config(&cfg, unix_now_ms(), 0)?;
     let mut shell = Shell {
         node,
         start,
