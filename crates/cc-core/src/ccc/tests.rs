@@ -1,6 +1,7 @@
 use super::supervisor::activity_window;
 use super::*;
 use crate::law::{ConsumerLaw, DataFeedback, SendLimit};
+use crate::time::{Duration, Timestamp};
 use proptest::prelude::*;
 use rand::{rngs::StdRng, SeedableRng};
 
