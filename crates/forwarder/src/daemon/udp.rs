@@ -230,26 +230,41 @@ impl UdpPort {
     /// Sends the backlog with as few `sendmmsg` calls as the socket allows;
     /// what does not fit stays queued until the socket turns writable.
     pub fn flush(&mut self) {
-        group_by_peer(&mut self.pending);
-        let mut off = 0;
-        while off < self.pending.len() {
-            let sock = &self.sock;
-            let tx = &mut self.tx;
-            let items = &self.pending[off..];
-            match sock.try_io(tokio::io::Interest::WRITABLE, || tx.send(sock, items)) {
-                Ok(n) => off += n.max(1),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => {
-                    tracing::debug!(error = %e, to = %items[0].0, "udp send");
-                    off += 1;
-                }
+        let sock = &self.sock;
+        let tx = &mut self.tx;
+        send_backlog(&mut self.pending, |items| {
+            sock.try_io(tokio::io::Interest::WRITABLE, || tx.send(sock, items))
+        });
+    }
+}
+
+/// Sends `pending` through `send` (one `sendmmsg` of a prefix, returning
+/// how many datagrams went), grouped by peer so that GSO takes each peer's
+/// run as one message, until the socket would block; what did not go
+/// stays queued in order. A datagram the kernel refuses is logged and
+/// dropped. The daemon's UDP ports send through tokio's readiness; the
+/// sharded prototype's threads on the raw socket, which belongs to no
+/// runtime of theirs.
+pub(crate) fn send_backlog(
+    pending: &mut Vec<(SocketAddr, Bytes)>,
+    mut send: impl FnMut(&[(SocketAddr, Bytes)]) -> io::Result<usize>,
+) {
+    group_by_peer(pending);
+    let mut off = 0;
+    while off < pending.len() {
+        match send(&pending[off..]) {
+            Ok(n) => off += n.max(1),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) => {
+                tracing::debug!(error = %e, to = %pending[off].0, "udp send");
+                off += 1;
             }
         }
-        if off == self.pending.len() {
-            self.pending.clear();
-        } else {
-            self.pending.drain(..off);
-        }
+    }
+    if off == pending.len() {
+        pending.clear();
+    } else {
+        pending.drain(..off);
     }
 }
 

@@ -12,6 +12,7 @@ use hashbrown::HashMap;
 
 use super::{FaceOut, Msg, Pkt, Sockets};
 use crate::daemon::mmsg::UdpSendBatch;
+use crate::daemon::udp::send_backlog;
 use crate::engine::{DropReason, FaceId};
 use crate::node::{Node, NodeEvent};
 
@@ -230,22 +231,9 @@ impl Worker {
             if pending.is_empty() {
                 continue;
             }
-            // Stable: each peer's datagrams keep their order and form one
-            // run, which GSO sends as one message.
-            pending.sort_by_key(|a| a.0);
             let fd = self.sockets[i].as_raw_fd();
-            let mut off = 0;
-            while off < pending.len() {
-                match out.send.send(fd, &pending[off..]) {
-                    Ok(n) => off += n.max(1),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) => {
-                        tracing::debug!(error = %e, to = %pending[off].0, "udp send");
-                        off += 1;
-                    }
-                }
-            }
-            pending.drain(..off);
+            let send = &mut out.send;
+            send_backlog(pending, |items| send.send(fd, items));
         }
     }
 }
