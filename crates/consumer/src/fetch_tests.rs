@@ -347,3 +347,47 @@ fn discovery_data_hands_its_stamped_rate_to_the_law() {
         assert!((ips - 4e6 / (8.0 * 8100.0)).abs() < 1.0, "{kind}: {ips}");
     }
 }
+
+/// A latest-version probe answered after the metadata one: its Data is
+/// segment 0, which the pipeline has asked for by then too, so it may
+/// answer either Interest and gives no RTT sample.
+#[test]
+fn a_late_probe_answer_is_no_rtt_sample() {
+    let (mut p, _) = publisher(9_000);
+    let cfg = FetchConfig {
+        discovery: Discovery::Auto,
+        seed: Some(5),
+        ..FetchConfig::default()
+    };
+    let mut f = Fetcher::new(
+        "/f".parse().unwrap(),
+        cfg,
+        Scheme::new(&SchemeOptions::default()),
+    );
+    let answer = |p: &mut Publisher, pkt: Bytes| {
+        let (lp, i) = match decode_packet(pkt).unwrap() {
+            (lp, Some(NetPacket::Interest(i))) => (lp, i),
+            other => panic!("{other:?}"),
+        };
+        p.handle_interest_cc(&i, &lp.cc).expect("answered")
+    };
+    let t0 = Timestamp::ZERO;
+    let rdr = answer(&mut p, f.poll_transmit(t0).expect("metadata probe"));
+    let latest = answer(&mut p, f.poll_transmit(t0).expect("latest probe"));
+    // The metadata comes back after 150 ms; the pipeline asks for segment 0.
+    let t1 = t0 + Duration::from_millis(150);
+    f.handle_packet(t1, rdr);
+    let seg0 = f.poll_transmit(t1).expect("segment 0");
+    // The latest probe's answer (segment 0) 60 ms after that request.
+    f.handle_packet(t1 + Duration::from_millis(60), latest);
+    assert_eq!(f.pipeline().rtt().srtt(), None, "no sample from it");
+    // The pipeline's own segment 0 Data is a duplicate now; the next
+    // segment's Data is timed as usual.
+    let own = answer(&mut p, seg0);
+    f.handle_packet(t1 + Duration::from_millis(150), own);
+    let t2 = t1 + Duration::from_millis(150);
+    let next = f.poll_transmit(t2).expect("segment 1");
+    let d = answer(&mut p, next);
+    f.handle_packet(t2 + Duration::from_millis(150), d);
+    assert_eq!(f.pipeline().rtt().srtt(), Some(Duration::from_millis(150)));
+}

@@ -163,6 +163,10 @@ pub struct Pipeline<L> {
     high_interest: u64,
     high_data: u64,
     rec_point: Option<u64>,
+    /// A segment another Interest also asked for (a discovery probe with
+    /// CanBePrefix): its Data may answer either, so it is no RTT sample
+    /// (Karn's rule, as for a retransmission).
+    ambiguous_segment: Option<u64>,
     /// When the RTO last backed off: Interests sent before it that time out
     /// belong to the same loss episode.
     backoff_at: Option<Timestamp>,
@@ -211,6 +215,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
             high_interest: 0,
             high_data: 0,
             rec_point: None,
+            ambiguous_segment: None,
             backoff_at: None,
             last_slot: None,
             pending_failure: None,
@@ -321,6 +326,13 @@ impl<L: ConsumerLaw> Pipeline<L> {
         if let Some(start) = self.start {
             self.stats.finish_timing(start, self.done_at.unwrap_or(now));
         }
+    }
+
+    /// `segment` was also asked for by another Interest still on its way
+    /// (a version-discovery probe the producer may answer with it): the
+    /// first Data of it gives no RTT sample.
+    pub fn also_requested(&mut self, segment: u64) {
+        self.ambiguous_segment = Some(segment);
     }
 
     /// Next in-order chunk of content.

@@ -67,7 +67,11 @@ impl<L: ConsumerLaw> Pipeline<L> {
             self.in_flight -= 1;
         }
         self.high_data = self.high_data.max(segment);
-        if info.retx == 0 && info.state == SegState::InFlight {
+        let ambiguous = self.ambiguous_segment == Some(segment);
+        if ambiguous {
+            self.ambiguous_segment = None;
+        }
+        if info.retx == 0 && info.state == SegState::InFlight && !ambiguous {
             let rtt = now - info.sent_at;
             // ndnget weighs each sample by the samples expected per RTT.
             let n = self.in_flight.div_ceil(2);
