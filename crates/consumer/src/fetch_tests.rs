@@ -381,6 +381,7 @@ fn a_late_probe_answer_is_no_rtt_sample() {
     // The latest probe's answer (segment 0) 60 ms after that request.
     f.handle_packet(t1 + Duration::from_millis(60), latest);
     assert_eq!(f.pipeline().rtt().srtt(), None, "no sample from it");
+    assert_eq!(f.pipeline().stats().ambiguous_rtt_samples, 1);
     // The pipeline's own segment 0 Data is a duplicate now; the next
     // segment's Data is timed as usual.
     let own = answer(&mut p, seg0);

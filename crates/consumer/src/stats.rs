@@ -134,6 +134,9 @@ pub struct FetchStats {
     pub retransmissions: u64,
     /// Retransmissions dropped because the Data arrived while queued.
     pub skipped_retransmissions: u64,
+    /// Segments whose Data may have answered another Interest too (a
+    /// version-discovery probe), so they gave no RTT sample.
+    pub ambiguous_rtt_samples: u64,
     pub congestion_marks: u64,
     /// Window/rate decreases that followed a mark.
     pub mark_decreases: u64,

@@ -70,6 +70,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
         let ambiguous = self.ambiguous_segment == Some(segment);
         if ambiguous {
             self.ambiguous_segment = None;
+            self.stats.ambiguous_rtt_samples += 1;
         }
         if info.retx == 0 && info.state == SegState::InFlight && !ambiguous {
             let rtt = now - info.sent_at;
