@@ -18,7 +18,8 @@ rounds.
     python3 examples/xfer/xfer.py --size-mb 200 --rounds 5 --targets fwd,relay
     python3 examples/xfer/xfer.py --perf icnfwd         # perf record -g on one process
     PERF_ARGS="--call-graph dwarf -F 999" python3 examples/xfer/xfer.py --perf icncat
-    ICNFWD=/other/icnfwd python3 examples/xfer/xfer.py  # A/B another build (ICNPUT, ICNCAT too)
+    ICNFWD=/other/icnfwd python3 examples/xfer/xfer.py  # another build (ICNPUT, ICNCAT too)
+    python3 examples/xfer/xfer.py --compare /old/target/release   # A/B, alternating per round
 """
 
 import argparse
@@ -286,6 +287,9 @@ def main():
     ap.add_argument("--perf-dir", default=".", help="where perf-<proc>-<run>.data go")
     ap.add_argument("--icncat-args", default="", help="extra icncat arguments, one string")
     ap.add_argument("--icnput-args", default="", help="extra icnput arguments, one string")
+    ap.add_argument("--compare", metavar="BIN_DIR",
+                    help="also run the binaries in BIN_DIR (before), alternating with "
+                         "--bin-dir (after) in every round")
     ap.add_argument("--json", help="write every run as JSON here")
     args = ap.parse_args()
     if args.relay_serve:
@@ -298,7 +302,11 @@ def main():
         "icnput": binary("ICNPUT", "icnput", args.bin_dir),
         "icncat": binary("ICNCAT", "icncat", args.bin_dir),
     }
-    targets = args.targets.split(",")
+    builds = [("", bins)]
+    if args.compare:
+        old = {k: os.path.join(args.compare, k) for k in bins}
+        builds = [("before ", old), ("after ", bins)]
+    targets = [(b, t, bb) for b, bb in builds for t in args.targets.split(",")]
     tmp = tempfile.mkdtemp(prefix="xfer-")
     try:
         inp = args.input
@@ -310,14 +318,14 @@ def main():
                     n = min(left, 1 << 24)
                     f.write(os.urandom(n))
                     left -= n
-        runs = {t: [] for t in targets}
+        runs = {b + t: [] for b, t, _ in targets}
         print(f"{os.path.getsize(inp) / 1e6:.0f} MB, load average "
               f"{os.getloadavg()[0]:.1f}; per run: Gbit/s, CPU s/GB icnput / mid / icncat")
         for r in range(args.rounds):
-            for t in targets:
-                res = run_one(args, t, f"{t}-{r}", inp, tmp, bins)
-                runs[t].append(res)
-                print(f"round {r} {t:9} {res['gbps']:6.2f} Gbit/s  "
+            for b, t, bb in targets:
+                res = run_one(args, t, f"{b.strip()}{t}-{r}", inp, tmp, bb)
+                runs[b + t].append(res)
+                print(f"round {r} {b + t:16} {res['gbps']:6.2f} Gbit/s  "
                       f"{res['icnput']:.2f} / {res['mid']:.2f} / {res['icncat']:.2f} s/GB  "
                       f"(icnput before serving {res['publish']:.2f})  "
                       f"retx {res['retx']}  mid faults/MB {res['mid_faults_per_mb']:.0f}  load {os.getloadavg()[0]:.1f}", flush=True)
@@ -325,8 +333,7 @@ def main():
         print("| target | Gbit/s | icnput s/GB | icnfwd (relay) s/GB | icncat s/GB | sum s/GB "
               "| icnput before serving s/GB |")
         print("|---|---|---|---|---|---|---|")
-        for t in targets:
-            xs = runs[t]
+        for t, xs in runs.items():
             total = [x["icnput"] + x["mid"] + x["icncat"] for x in xs]
             print(f"| {t} | {fmt([x['gbps'] for x in xs])} | {fmt([x['icnput'] for x in xs])} "
                   f"| {fmt([x['mid'] for x in xs])} | {fmt([x['icncat'] for x in xs])} "

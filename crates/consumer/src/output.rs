@@ -115,7 +115,11 @@ mod tests {
         w.flush().unwrap();
         let meta = std::fs::metadata(&p).unwrap();
         assert_eq!(meta.len(), 800_000);
-        assert!(meta.blocks() * 512 < 800_000 + 65_536, "{} blocks", meta.blocks());
+        assert!(
+            meta.blocks() * 512 < 800_000 + 65_536,
+            "{} blocks",
+            meta.blocks()
+        );
         drop(w);
         let got = std::fs::read(&p).unwrap();
         assert_eq!(got.len(), 800_000);
