@@ -18,6 +18,21 @@ pub enum Content {
     Mapped(Arc<Mmap>),
 }
 
+/// A range of a mapped file handed out as `Bytes` (`Bytes::from_owner`):
+/// the segment's content goes to the socket from the page cache, with no
+/// copy in the producer.
+struct MappedRange {
+    map: Arc<Mmap>,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for MappedRange {
+    fn as_ref(&self) -> &[u8] {
+        &self.map[self.start..self.end]
+    }
+}
+
 /// Copy buffer of [`Content::spool`].
 const SPOOL_BUFFER_BYTES: usize = 1 << 20;
 
@@ -35,11 +50,25 @@ impl Content {
         self.len() == 0
     }
 
-    /// Bytes `start..end`; callers keep the range within [`Content::len`].
+    /// Bytes `start..end` without a copy (a mapped range keeps the mapping
+    /// alive); callers keep the range within [`Content::len`].
     pub(crate) fn slice(&self, start: usize, end: usize) -> Bytes {
         match self {
             Content::Memory(b) => b.slice(start..end),
-            Content::Mapped(m) => Bytes::copy_from_slice(&m[start..end]),
+            Content::Mapped(m) => Bytes::from_owner(MappedRange {
+                map: Arc::clone(m),
+                start,
+                end,
+            }),
+        }
+    }
+
+    /// Bytes `start..end` borrowed; callers keep the range within
+    /// [`Content::len`].
+    pub(crate) fn bytes(&self, start: usize, end: usize) -> &[u8] {
+        match self {
+            Content::Memory(b) => &b[start..end],
+            Content::Mapped(m) => &m[start..end],
         }
     }
 

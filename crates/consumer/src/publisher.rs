@@ -2,8 +2,12 @@
 //!
 //! Content is cut into segments named `/<prefix>/v=<version>/seg=<n>`, each
 //! carrying FinalBlockId and a DigestSha256 signature. Segments are encoded
-//! and signed when asked for, so a memory-mapped file of any size costs no
-//! more RAM than the pages the kernel keeps. The publisher also answers
+//! when asked for, as pieces whose content is the mapped file itself
+//! ([`crate::segment`]), so a file of any size costs no more RAM than the
+//! pages the kernel keeps. [`Publisher::presign`] signs every segment once
+//! at publish time (32 bytes kept per segment, up to
+//! [`PRESIGN_MAX_SEGMENTS`]); a segment not presigned is signed when asked
+//! for. The publisher also answers
 //! version discovery: RDR metadata (`/<prefix>/32=metadata`) and
 //! CanBePrefix Interests for the unversioned prefix.
 //!
@@ -14,9 +18,54 @@
 //! only be right by accident.
 
 pub use crate::content::Content;
+use crate::segment::{self, Digest32, SegmentWire};
 use bytes::Bytes;
 use cc_core::Duration;
 use icn_tlv::{CcFields, Component, Data, Interest, LpPacket, MetaInfo, Name};
+
+/// Segments signed at publish time at most: 32 MB of digests, 8 GB of
+/// content at the default segment size. Larger objects are signed per
+/// request (a transfer pays the SHA-256 then, about half of icnput's CPU).
+pub const PRESIGN_MAX_SEGMENTS: u64 = 1 << 20;
+
+/// An answer to an Interest: a whole packet, or a segment in pieces that
+/// a vectored write sends without joining them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Packet(Bytes),
+    Segment(SegmentWire),
+}
+
+impl Reply {
+    /// Wire length.
+    pub fn len(&self) -> usize {
+        match self {
+            Reply::Packet(b) => b.len(),
+            Reply::Segment(s) => s.len(),
+        }
+    }
+
+    /// Never empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The packet as one buffer (a segment's pieces are copied together).
+    pub fn into_bytes(self) -> Bytes {
+        match self {
+            Reply::Packet(b) => b,
+            Reply::Segment(s) => s.to_bytes(),
+        }
+    }
+
+    /// Appends the pieces to `out`, in wire order.
+    pub fn push_parts(self, out: &mut Vec<Bytes>) {
+        match self {
+            Reply::Packet(b) => out.push(b),
+            Reply::Segment(s) => out.extend(s.into_parts()),
+        }
+    }
+}
 
 /// RDR keyword component (`32=metadata`).
 pub const METADATA_KEYWORD: &[u8] = b"metadata";
@@ -63,6 +112,10 @@ pub struct Publisher {
     content: Content,
     cfg: PublisherConfig,
     last_segment: u64,
+    /// The segments' MetaInfo TLV (FreshnessPeriod, FinalBlockId).
+    meta_tlv: Bytes,
+    /// Signatures computed by [`Publisher::presign`], by segment number.
+    digests: Vec<Digest32>,
     stats: PublisherStats,
 }
 
@@ -72,7 +125,14 @@ impl Publisher {
         let seg = cfg.segment_size.max(1) as u64;
         let len = content.len();
         let last_segment = if len == 0 { 0 } else { (len - 1) / seg };
+        let meta = MetaInfo {
+            freshness_period: Some(cfg.freshness),
+            final_block_id: Some(Component::segment(last_segment)),
+            ..MetaInfo::default()
+        };
         Publisher {
+            meta_tlv: segment::meta_tlv(&meta),
+            digests: Vec::new(),
             versioned: prefix.append(Component::version(cfg.version)),
             metadata_name: prefix.append(Component::keyword(Bytes::from_static(METADATA_KEYWORD))),
             prefix,
@@ -108,20 +168,54 @@ impl Publisher {
 
     /// Encodes segment `n` (signed), or `None` past the end.
     pub fn segment(&self, n: u64) -> Option<Bytes> {
-        if n > self.last_segment {
-            return None;
+        self.segment_wire(n).map(|w| w.to_bytes())
+    }
+
+    /// Signs every segment now, so that answering an Interest costs no
+    /// SHA-256 (ndnputchunks also signs everything before it serves).
+    /// Returns false, signing nothing, beyond [`PRESIGN_MAX_SEGMENTS`].
+    pub fn presign(&mut self) -> bool {
+        let count = self.segment_count();
+        if count > PRESIGN_MAX_SEGMENTS {
+            return false;
         }
+        self.digests.clear();
+        self.digests.reserve_exact(count as usize);
+        for n in 0..count {
+            let (start, end) = self.range(n);
+            let name = self.versioned.append(Component::segment(n));
+            let (head, from) = segment::head(&name, &self.meta_tlv, end - start);
+            let d = segment::digest(&head[from..], self.content.bytes(start, end));
+            self.digests.push(d);
+        }
+        true
+    }
+
+    /// Content range of segment `n` (within the content for `n <= last`).
+    fn range(&self, n: u64) -> (usize, usize) {
         let seg = self.cfg.segment_size as u64;
         let start = n * seg;
         let end = (start + seg).min(self.content.len());
-        let body = self.content.slice(start as usize, end as usize);
-        let mut d = Data::new(self.versioned.append(Component::segment(n)), body);
-        d.meta = MetaInfo {
-            freshness_period: Some(self.cfg.freshness),
-            final_block_id: Some(Component::segment(self.last_segment)),
-            ..MetaInfo::default()
+        (start as usize, end as usize)
+    }
+
+    /// Segment `n` as pieces (the content not copied), or `None` past the end.
+    pub fn segment_wire(&self, n: u64) -> Option<SegmentWire> {
+        if n > self.last_segment {
+            return None;
+        }
+        let (start, end) = self.range(n);
+        let name = self.versioned.append(Component::segment(n));
+        let (head, from) = segment::head(&name, &self.meta_tlv, end - start);
+        let digest = match usize::try_from(n).ok().and_then(|i| self.digests.get(i)) {
+            Some(d) => *d,
+            None => segment::digest(&head[from..], self.content.bytes(start, end)),
         };
-        Some(d.encode_signed_digest_sha256())
+        Some(SegmentWire {
+            head,
+            content: self.content.slice(start, end),
+            tail: segment::tail(&digest),
+        })
     }
 
     /// The RDR metadata packet: its content is the versioned Name TLV.
@@ -141,16 +235,8 @@ impl Publisher {
 
     /// Answers one Interest, or `None` when it is not for this object.
     pub fn handle_interest(&mut self, interest: &Interest) -> Option<Bytes> {
-        self.stats.interests += 1;
-        let out = self.answer(interest);
-        match &out {
-            Some(b) => {
-                self.stats.data_sent += 1;
-                self.stats.bytes_sent += b.len() as u64;
-            }
-            None => self.stats.unmatched += 1,
-        }
-        out
+        self.reply(interest, &CcFields::default())
+            .map(Reply::into_bytes)
     }
 
     /// Answers an Interest that arrived with LP header fields `cc`. No rate
@@ -158,7 +244,19 @@ impl Publisher {
     /// service class is echoed (forwarders class the Data by it), and when
     /// the Interest announced a Data size the Data states its real one.
     pub fn handle_interest_cc(&mut self, interest: &Interest, cc: &CcFields) -> Option<Bytes> {
-        let data = self.handle_interest(interest)?;
+        self.reply(interest, cc).map(Reply::into_bytes)
+    }
+
+    /// [`Publisher::handle_interest_cc`] with a segment left in pieces
+    /// when no LP header wraps it.
+    pub fn reply(&mut self, interest: &Interest, cc: &CcFields) -> Option<Reply> {
+        self.stats.interests += 1;
+        let Some(data) = self.answer(interest) else {
+            self.stats.unmatched += 1;
+            return None;
+        };
+        self.stats.data_sent += 1;
+        self.stats.bytes_sent += data.len() as u64;
         let stamped = CcFields {
             service_class: cc.service_class,
             flow_data_size_bytes: cc.flow_data_size_bytes.map(|_| data.len() as u64),
@@ -167,17 +265,17 @@ impl Publisher {
         if stamped.is_empty() {
             return Some(data);
         }
-        Some(
+        Some(Reply::Packet(
             LpPacket {
                 cc: stamped,
-                fragment: Some(data),
+                fragment: Some(data.into_bytes()),
                 ..LpPacket::default()
             }
             .encode(),
-        )
+        ))
     }
 
-    fn answer(&mut self, interest: &Interest) -> Option<Bytes> {
+    fn answer(&mut self, interest: &Interest) -> Option<Reply> {
         let name = &interest.name;
         if !self.prefix.is_prefix_of(name) {
             return None;
@@ -195,20 +293,20 @@ impl Publisher {
             let md = self.metadata();
             // A longer Interest name must still be a prefix of the metadata Data name.
             let d = Data::decode(md.clone()).ok()?;
-            return interest.matches_data(&d).then_some(md);
+            return interest.matches_data(&d).then_some(Reply::Packet(md));
         }
         // A prefix of the versioned name, with CanBePrefix: latest version, segment 0.
         if name.len() <= plen + 1 && self.versioned.prefix(name.len()) == *name {
             if !interest.can_be_prefix {
                 return None;
             }
-            return self.segment(0);
+            return self.segment_wire(0).map(Reply::Segment);
         }
         if !self.versioned.is_prefix_of(name) || name.len() != plen + 2 {
             return None;
         }
         let n = name.get(plen + 1)?.as_segment()?;
-        self.segment(n)
+        self.segment_wire(n).map(Reply::Segment)
     }
 }
 

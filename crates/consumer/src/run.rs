@@ -6,7 +6,7 @@ use crate::mgmt::{self, CommandSigning, ControlResponse};
 use crate::publisher::Publisher;
 use crate::stats::{FetchStats, StopReason};
 use crate::transport::Face;
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use cc_core::Timestamp;
 use icn_tlv::{decode_packet, Name, NetPacket};
 use std::future::Future;
@@ -237,19 +237,21 @@ pub async fn serve(face: &mut Face, publisher: &mut Publisher) -> Result<(), Run
         if !face.recv(&mut rx).await? {
             return Ok(());
         }
-        let mut batch = BytesMut::new();
+        // Segments go out in pieces, their content straight from the
+        // mapped file (one vectored write per batch, no copy here).
+        let mut parts = Vec::with_capacity(3 * rx.len());
         for p in rx.drain(..) {
             if let Ok((lp, Some(NetPacket::Interest(i)))) = decode_packet(p) {
                 if lp.nack.is_some() {
                     continue;
                 }
-                if let Some(d) = publisher.handle_interest_cc(&i, &lp.cc) {
-                    batch.extend_from_slice(&d);
+                if let Some(d) = publisher.reply(&i, &lp.cc) {
+                    d.push_parts(&mut parts);
                 }
             }
         }
-        if !batch.is_empty() {
-            sender.send(Bytes::from(batch)).await?;
+        if !parts.is_empty() {
+            sender.send_parts(parts).await?;
         }
     }
 }

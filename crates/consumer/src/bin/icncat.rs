@@ -413,7 +413,10 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         let mut out: Box<dyn Write> = match &args.output {
             Some(p) => Box::new(std::io::BufWriter::with_capacity(
                 1 << 20,
-                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+                icn_consumer::output::OutputFile::new(
+                    std::fs::File::create(p)
+                        .with_context(|| format!("creating {}", p.display()))?,
+                ),
             )),
             None => Box::new(std::io::BufWriter::with_capacity(
                 1 << 20,

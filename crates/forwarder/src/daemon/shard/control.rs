@@ -300,6 +300,7 @@ impl Control {
                 self.broadcast(|| Msg::RemoveFace(face));
             }
             Inbound::Accepted(AnyStream::Unix(u)) => {
+                stream::size_unix_buffers(&u);
                 let (params, _) = stream::unix_face_params(&self.cfg.unix.path, &u);
                 let (r, w) = u.into_split();
                 let (wtx, wrx) = mpsc::channel(stream::WRITE_QUEUE);

@@ -269,6 +269,7 @@ impl Shell {
                 self.attach_stream(id, FaceUri::Tcp(peer), true, r, w);
             }
             AnyStream::Unix(u) => {
+                stream::size_unix_buffers(&u);
                 let (params, uri) = stream::unix_face_params(&self.cfg.unix.path, &u);
                 let id = self.node.add_face(now, params);
                 tracing::debug!(%id, "Unix face");
