@@ -89,6 +89,16 @@ impl Node {
         self.fwd.poll_transmit(now)
     }
 
+    /// See [`Forwarder::face_blocked`].
+    pub fn face_blocked(&mut self, face: FaceId, frame: Bytes) {
+        self.fwd.face_blocked(face, frame);
+    }
+
+    /// See [`Forwarder::face_writable`].
+    pub fn face_writable(&mut self, face: FaceId) {
+        self.fwd.face_writable(face);
+    }
+
     pub fn poll_timeout(&self) -> Option<Timestamp> {
         match (self.fwd.poll_timeout(), self.mgr.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),

@@ -44,6 +44,8 @@ pub enum Inbound {
     Stream { face: FaceId, pkt: Bytes },
     /// The stream of `face` ended.
     StreamClosed { face: FaceId },
+    /// The writer of `face`, full a moment ago, has room again.
+    StreamWritable { face: FaceId },
     /// A new connection on a listener.
     Accepted(AnyStream),
     /// A TCP connect for faces/create (`token`) or a permanent face finished.

@@ -174,7 +174,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             let Some(f) = self.faces.0.get_mut(&id) else {
                 continue;
             };
-            if f.next_tx_at > now {
+            if f.next_tx_at > now || f.blocked {
                 self.active.push_back(id);
                 continue;
             }
@@ -222,6 +222,37 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             }
         }
         None
+    }
+}
+
+impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
+    /// The transport of `face` could not take `frame`, a frame
+    /// [`Forwarder::poll_transmit`] just returned: it goes back to the head
+    /// of the face, uncounted, and the face sends nothing more until
+    /// [`Forwarder::face_writable`]. What the engine emits for it meanwhile
+    /// waits in its queues, under their bounds and markers, instead of in a
+    /// transport queue the engine cannot see.
+    pub fn face_blocked(&mut self, face: FaceId, frame: Bytes) {
+        let Some(f) = self.faces.0.get_mut(&face) else {
+            return;
+        };
+        let c = &mut f.info.counters;
+        c.n_out_bytes = c.n_out_bytes.saturating_sub(frame.len() as u64);
+        c.n_out_frames = c.n_out_frames.saturating_sub(1);
+        f.ready.push_front(frame);
+        f.info.queue.ready_frames = f.ready.len();
+        f.blocked = true;
+        if !f.in_active {
+            f.in_active = true;
+            self.active.push_back(face);
+        }
+    }
+
+    /// The transport of `face` takes frames again.
+    pub fn face_writable(&mut self, face: FaceId) {
+        if let Some(f) = self.faces.0.get_mut(&face) {
+            f.blocked = false;
+        }
     }
 }
 

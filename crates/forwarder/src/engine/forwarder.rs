@@ -58,6 +58,10 @@ pub(super) struct Face {
     /// Pacing: earliest time the next frame may leave.
     pub(super) next_tx_at: Timestamp,
     pub(super) in_active: bool,
+    /// The transport under the face takes nothing now (a stream's writer
+    /// is full): frames wait in the engine's queues, where its bounds and
+    /// markers see them, until [`Forwarder::face_writable`].
+    pub(super) blocked: bool,
     pub(super) reassembler: Option<Reassembler>,
     pub(super) reassembly_deadline: Option<Timestamp>,
     pub(super) lp_seq: u64,
@@ -228,6 +232,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             ready: VecDeque::new(),
             next_tx_at: now,
             in_active: false,
+            blocked: false,
             reassembler,
             reassembly_deadline: None,
             lp_seq: self.rng_u64(),
@@ -453,6 +458,9 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         for f in self.faces.0.values() {
             if let Some(d) = f.reassembly_deadline {
                 take(d);
+            }
+            if f.blocked {
+                continue;
             }
             let eligible = if f.ready.is_empty() {
                 f.queues.next_eligible()

@@ -311,6 +311,7 @@ impl Control {
             }
             Inbound::Accepted(AnyStream::Tcp(_))
             | Inbound::Eth { .. }
+            | Inbound::StreamWritable { .. }
             | Inbound::Connected { .. } => {}
         }
     }

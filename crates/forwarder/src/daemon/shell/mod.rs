@@ -351,6 +351,7 @@ impl Shell {
                     }
                 }
                 Inbound::StreamClosed { face } => self.stream_closed(now, face),
+                Inbound::StreamWritable { face } => self.node.face_writable(face),
                 Inbound::Accepted(s) => self.accepted(now, s),
                 Inbound::Connected { purpose, result } => self.connected(now, purpose, result),
             }
@@ -376,7 +377,23 @@ impl Shell {
                 self.eth[*chan].pending.push((*peer, bytes));
                 true
             }
-            FaceTx::Stream(Some(tx)) => tx.try_send(bytes).is_ok(),
+            FaceTx::Stream(Some(tx)) => match tx.try_send(bytes) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(bytes)) => {
+                    // Back-pressure: the frame goes back to the engine,
+                    // whose queues hold what follows until the writer has
+                    // room again (then `Inbound::StreamWritable`).
+                    self.node.face_blocked(face, bytes);
+                    let (tx, inbound) = (tx.clone(), self.tx.clone());
+                    tokio::spawn(async move {
+                        if tx.reserve().await.is_ok() {
+                            let _ = inbound.send(vec![Inbound::StreamWritable { face }]).await;
+                        }
+                    });
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            },
             FaceTx::Stream(None) => false,
         };
         if !sent {
