@@ -173,3 +173,49 @@ fn rcp_link_folds_secondary_interests_into_primary() {
     assert!(l.primary_bytes > 0);
     assert!(!l.is_dual());
 }
+
+/// The queue the law of `kind` is handed when four 8100-byte Interests
+/// (ι = 1) wait in the shaper and one flow loads the link to η·C.
+fn queue_charged(kind: LawKind, chance_queue_allowance: bool) -> u64 {
+    let cfg = RateLinkConfig {
+        chance_queue_allowance,
+        ..RateLinkConfig::default()
+    };
+    let mut l = RateLink::new(kind, &cfg, 10e6);
+    let t0 = Timestamp::ZERO;
+    assert!(l.handle_timeout(t0).is_some());
+    l.on_data(t0, 8100, Some(Duration::from_millis(20)));
+    let t1 = t0 + Duration::from_millis(100);
+    l.primary_bytes = bytes(9.5e6, 100);
+    assert!(l.handle_timeout(t1).is_some());
+    for k in 0..4 {
+        let v = l.on_interest(t1, k, TrafficClass::Primary, 8100);
+        assert_eq!(v, ShaperVerdict::Queued);
+    }
+    assert_eq!(l.shaper().queued_bytes(), 4 * 8100);
+    let t2 = t1 + l.law().period();
+    l.primary_bytes = bytes(9.5e6, l.law().period().as_millis() as u64);
+    l.handle_timeout(t2).expect("due").sample.queue_bytes
+}
+
+#[test]
+fn both_laws_leave_the_chance_queue_standing() {
+    // One flow at ρ = 0.95: its own Data is in the system 95 % of the time.
+    let chance = chance_allowance_bytes(Some(8100.0), 9.5e6, 9.5e6, 9.5e6, 10e6);
+    assert_eq!(chance, (0.95 * 8100.0) as u64);
+    let expect = 4 * 8100 - chance;
+    assert_eq!(queue_charged(LawKind::Rcp, true), expect);
+    assert_eq!(queue_charged(LawKind::Mircc, true), expect);
+    // Without it RCP keeps its own one-Data allowance (R1), MIRCC none.
+    assert_eq!(queue_charged(LawKind::Rcp, false), 3 * 8100);
+    assert_eq!(queue_charged(LawKind::Mircc, false), 4 * 8100);
+    // Ten flows held at R on the same load: N̂ = y/R = 10, 2.07 Data.
+    let ten = chance_allowance_bytes(Some(8100.0), 9.5e6, 9.5e6, 0.95e6, 10e6);
+    assert!((ten as f64 / 8100.0 - 2.07).abs() < 0.01, "{ten}");
+    // Nothing known, nothing allowed.
+    assert_eq!(chance_allowance_bytes(None, 9.5e6, 9.5e6, 0.95e6, 10e6), 0);
+    assert_eq!(
+        chance_allowance_bytes(Some(8100.0), 0.0, 0.0, 0.95e6, 10e6),
+        0
+    );
+}
