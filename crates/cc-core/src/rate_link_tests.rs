@@ -219,3 +219,38 @@ fn both_laws_leave_the_chance_queue_standing() {
         0
     );
 }
+
+#[test]
+fn the_shaper_may_hold_what_paced_flows_meet_by_chance() {
+    // Ten flows held at R on 2 Mbit/s at ρ = 0.95 meet 3.6 Data of 8100
+    // bytes (32.4 ms each) 5 % of the time: 117 ms, past the 50 ms bound.
+    let w = chance_wait(Some(8100.0), 1.9e6, 1.9e6, 0.19e6, 2e6);
+    assert!((w.as_secs_f64() - 0.117).abs() < 0.003, "{w:?}");
+    // One flow meets little; nothing is known before a Data.
+    let one = chance_wait(Some(8100.0), 1.9e6, 1.9e6, 1.9e6, 2e6);
+    assert!(one < Duration::from_millis(50), "{one:?}");
+    assert_eq!(chance_wait(None, 1.9e6, 1.9e6, 0.19e6, 2e6), Duration::ZERO);
+    // On a link: after a period with ten such flows, a third Interest that
+    // waits 65 ms behind two is queued, not Nacked; without the rule it is.
+    for (hold, third) in [(true, true), (false, false)] {
+        let cfg = RateLinkConfig {
+            shaper_holds_chance_queue: hold,
+            ..RateLinkConfig::default()
+        };
+        let mut l = RateLink::new(LawKind::Rcp, &cfg, 2e6);
+        let t0 = Timestamp::ZERO;
+        l.handle_timeout(t0);
+        l.on_data(t0, 8100, Some(Duration::from_millis(20)));
+        // Ten flows at η·C each cut R to the fair-share floor, η·C/10;
+        // the next period's input at η·C then counts N̂ = y/R = 10.
+        l.primary_bytes = bytes(19e6, 100);
+        l.handle_timeout(t0 + Duration::from_millis(100));
+        let t1 = t0 + l.law().period() + Duration::from_millis(100);
+        l.primary_bytes = bytes(1.9e6, l.law().period().as_millis() as u64);
+        l.handle_timeout(t1);
+        let verdicts: alloc::vec::Vec<bool> = (0..3)
+            .map(|k| l.on_interest(t1, k, TrafficClass::Primary, 8100) == ShaperVerdict::Queued)
+            .collect();
+        assert_eq!(verdicts, [true, true, third], "hold {hold}");
+    }
+}

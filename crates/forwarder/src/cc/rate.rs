@@ -60,6 +60,7 @@ pub(crate) fn rate_link_config(cfg: &CcConfig, kind: CcScheme) -> RateLinkConfig
         rcp_one_data_allowance: cfg.rcp.one_data_allowance,
         // Off in both profiles (docs/deviations.md, R2); no key yet.
         chance_queue_allowance: RateLinkConfig::for_profile(profile).chance_queue_allowance,
+        shaper_holds_chance_queue: RateLinkConfig::for_profile(profile).shaper_holds_chance_queue,
     }
 }
 
