@@ -173,3 +173,84 @@ fn rcp_link_folds_secondary_interests_into_primary() {
     assert!(l.primary_bytes > 0);
     assert!(!l.is_dual());
 }
+
+/// The queue the law of `kind` is handed when four 8100-byte Interests
+/// (ι = 1) wait in the shaper and one flow loads the link to η·C.
+fn queue_charged(kind: LawKind, chance_queue_allowance: bool) -> u64 {
+    let cfg = RateLinkConfig {
+        chance_queue_allowance,
+        ..RateLinkConfig::default()
+    };
+    let mut l = RateLink::new(kind, &cfg, 10e6);
+    let t0 = Timestamp::ZERO;
+    assert!(l.handle_timeout(t0).is_some());
+    l.on_data(t0, 8100, Some(Duration::from_millis(20)));
+    let t1 = t0 + Duration::from_millis(100);
+    l.primary_bytes = bytes(9.5e6, 100);
+    assert!(l.handle_timeout(t1).is_some());
+    for k in 0..4 {
+        let v = l.on_interest(t1, k, TrafficClass::Primary, 8100);
+        assert_eq!(v, ShaperVerdict::Queued);
+    }
+    assert_eq!(l.shaper().queued_bytes(), 4 * 8100);
+    let t2 = t1 + l.law().period();
+    l.primary_bytes = bytes(9.5e6, l.law().period().as_millis() as u64);
+    l.handle_timeout(t2).expect("due").sample.queue_bytes
+}
+
+#[test]
+fn both_laws_leave_the_chance_queue_standing() {
+    // One flow at ρ = 0.95: its own Data is in the system 95 % of the time.
+    let chance = chance_allowance_bytes(Some(8100.0), 9.5e6, 9.5e6, 9.5e6, 10e6);
+    assert_eq!(chance, (0.95 * 8100.0) as u64);
+    let expect = 4 * 8100 - chance;
+    assert_eq!(queue_charged(LawKind::Rcp, true), expect);
+    assert_eq!(queue_charged(LawKind::Mircc, true), expect);
+    // Without it RCP keeps its own one-Data allowance (R1), MIRCC none.
+    assert_eq!(queue_charged(LawKind::Rcp, false), 3 * 8100);
+    assert_eq!(queue_charged(LawKind::Mircc, false), 4 * 8100);
+    // Ten flows held at R on the same load: N̂ = y/R = 10, 2.07 Data.
+    let ten = chance_allowance_bytes(Some(8100.0), 9.5e6, 9.5e6, 0.95e6, 10e6);
+    assert!((ten as f64 / 8100.0 - 2.07).abs() < 0.01, "{ten}");
+    // Nothing known, nothing allowed.
+    assert_eq!(chance_allowance_bytes(None, 9.5e6, 9.5e6, 0.95e6, 10e6), 0);
+    assert_eq!(
+        chance_allowance_bytes(Some(8100.0), 0.0, 0.0, 0.95e6, 10e6),
+        0
+    );
+}
+
+#[test]
+fn the_shaper_may_hold_what_paced_flows_meet_by_chance() {
+    // Ten flows held at R on 2 Mbit/s at ρ = 0.95 meet 3.6 Data of 8100
+    // bytes (32.4 ms each) 5 % of the time: 117 ms, past the 50 ms bound.
+    let w = chance_wait(Some(8100.0), 1.9e6, 1.9e6, 0.19e6, 2e6);
+    assert!((w.as_secs_f64() - 0.117).abs() < 0.003, "{w:?}");
+    // One flow meets little; nothing is known before a Data.
+    let one = chance_wait(Some(8100.0), 1.9e6, 1.9e6, 1.9e6, 2e6);
+    assert!(one < Duration::from_millis(50), "{one:?}");
+    assert_eq!(chance_wait(None, 1.9e6, 1.9e6, 0.19e6, 2e6), Duration::ZERO);
+    // On a link: after a period with ten such flows, a third Interest that
+    // waits 65 ms behind two is queued, not Nacked; without the rule it is.
+    for (hold, third) in [(true, true), (false, false)] {
+        let cfg = RateLinkConfig {
+            shaper_holds_chance_queue: hold,
+            ..RateLinkConfig::default()
+        };
+        let mut l = RateLink::new(LawKind::Rcp, &cfg, 2e6);
+        let t0 = Timestamp::ZERO;
+        l.handle_timeout(t0);
+        l.on_data(t0, 8100, Some(Duration::from_millis(20)));
+        // Ten flows at η·C each cut R to the fair-share floor, η·C/10;
+        // the next period's input at η·C then counts N̂ = y/R = 10.
+        l.primary_bytes = bytes(19e6, 100);
+        l.handle_timeout(t0 + Duration::from_millis(100));
+        let t1 = t0 + l.law().period() + Duration::from_millis(100);
+        l.primary_bytes = bytes(1.9e6, l.law().period().as_millis() as u64);
+        l.handle_timeout(t1);
+        let verdicts: alloc::vec::Vec<bool> = (0..3)
+            .map(|k| l.on_interest(t1, k, TrafficClass::Primary, 8100) == ShaperVerdict::Queued)
+            .collect();
+        assert_eq!(verdicts, [true, true, third], "hold {hold}");
+    }
+}

@@ -167,7 +167,8 @@ pub fn responsive_floor_bps(
     one_per_period.min(fair)
 }
 
-/// The queue RCP's β·q/d term drains: what stands beyond one Data.
+/// The queue RCP's β·q/d term drains: what stands beyond one Data (unless
+/// the shared [`crate::rate_link::chance_allowance_bytes`] replaces it).
 ///
 /// A link at full use with paced arrivals holds about one Data waiting
 /// now and then; that is the packet granularity, not congestion, and the

@@ -16,7 +16,9 @@
 //! scenario, three flows joining at the advertised Rp + Rs put 68
 //! Interests (430 ms) in the first hop's shaper, and MIRCC's drain term,
 //! whose d(t) grew with that very queue, took 2 s to empty it. A Nack
-//! instead carries the link's new rates to the consumer at once.
+//! instead carries the link's new rates to the consumer at once. The
+//! caller may raise the wait bound to the queue paced flows meet by chance
+//! ([`InterestShaper::set_delay_floor`], see `crate::rate_link`).
 
 use super::TrafficClass;
 use crate::time::{Duration, Timestamp};
@@ -99,6 +101,8 @@ pub struct InterestShaper<T> {
     mean_from: Option<Timestamp>,
     next_free: Timestamp,
     counters: ShaperCounters,
+    /// A wait `max_delay` never refuses (see [`Self::set_delay_floor`]).
+    delay_floor: Duration,
 }
 
 impl<T> InterestShaper<T> {
@@ -115,7 +119,15 @@ impl<T> InterestShaper<T> {
             mean_from: None,
             next_free: Timestamp::ZERO,
             counters: ShaperCounters::default(),
+            delay_floor: Duration::ZERO,
         }
+    }
+
+    /// Waits up to `floor` are queued even beyond `max_delay`: the caller
+    /// sets it to the queue paced flows meet by chance, which drains by
+    /// itself and which a Nack would only turn into a lost slot.
+    pub fn set_delay_floor(&mut self, floor: Duration) {
+        self.delay_floor = floor;
     }
 
     /// Sets the Data/Interest inflation factor used for booking.
@@ -177,7 +189,7 @@ impl<T> InterestShaper<T> {
             return true;
         }
         let wait = self.next_free.saturating_since(now) + self.booking(self.queued_bytes);
-        wait <= self.cfg.max_delay
+        wait <= self.cfg.max_delay.max(self.delay_floor)
     }
 
     fn push(&mut self, entry: Entry<T>) {
@@ -367,6 +379,22 @@ mod tests {
         let mut s = shaper(100);
         s.set_inflation(1e4);
         assert_eq!(s.enqueue(t0, 0, Primary, 50), ShaperVerdict::Queued);
+    }
+
+    #[test]
+    fn a_delay_floor_holds_what_max_delay_would_refuse() {
+        // 8 ms per Data: 50 ms holds 7 at once, a 100 ms floor 13.
+        let t0 = Timestamp::from_millis(100);
+        let held = |floor_ms: u64| {
+            let mut s = shaper(100);
+            s.set_delay_floor(Duration::from_millis(floor_ms));
+            (0..20)
+                .filter(|&i| s.enqueue(t0, i, Primary, 50) == ShaperVerdict::Queued)
+                .count()
+        };
+        assert_eq!(held(0), 7);
+        assert_eq!(held(30), 7);
+        assert_eq!(held(100), 13);
     }
 
     #[test]

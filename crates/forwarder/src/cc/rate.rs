@@ -42,10 +42,10 @@ pub(crate) fn link_law_config(cfg: &CcConfig) -> LinkLawConfig {
 /// The cc-core rate-link parameters of `cfg` for a face running `kind`
 /// (q(t) sampling follows that scheme's keys).
 pub(crate) fn rate_link_config(cfg: &CcConfig, kind: CcScheme) -> RateLinkConfig {
-    let (mean_queue, rcp_one_data_allowance) = if kind == CcScheme::Mircc {
-        (cfg.mircc.mean_queue, cfg.rcp.one_data_allowance)
+    let (mean_queue, profile) = if kind == CcScheme::Mircc {
+        (cfg.mircc.mean_queue, cfg.mircc.profile)
     } else {
-        (cfg.rcp.mean_queue, cfg.rcp.one_data_allowance)
+        (cfg.rcp.mean_queue, cfg.rcp.profile)
     };
     RateLinkConfig {
         law: link_law_config(cfg),
@@ -57,7 +57,10 @@ pub(crate) fn rate_link_config(cfg: &CcConfig, kind: CcScheme) -> RateLinkConfig
         },
         period_bounds: cfg.period_bounds(),
         mean_queue,
-        rcp_one_data_allowance,
+        rcp_one_data_allowance: cfg.rcp.one_data_allowance,
+        // Off in both profiles (docs/deviations.md, R2); no key yet.
+        chance_queue_allowance: RateLinkConfig::for_profile(profile).chance_queue_allowance,
+        shaper_holds_chance_queue: RateLinkConfig::for_profile(profile).shaper_holds_chance_queue,
     }
 }
 
