@@ -22,6 +22,20 @@ fn publisher(len: usize) -> (Publisher, Vec<u8>) {
     )
 }
 
+/// A fetch of `/f` with the default scheme, seeded.
+fn seeded_fetcher(discovery: Discovery) -> Fetcher {
+    let cfg = FetchConfig {
+        discovery,
+        seed: Some(5),
+        ..FetchConfig::default()
+    };
+    Fetcher::new(
+        "/f".parse().unwrap(),
+        cfg,
+        Scheme::new(&SchemeOptions::default()),
+    )
+}
+
 /// Runs a fetch where the link drops every `drop_every`-th Interest (0 = none).
 fn run(
     kind: LawKind,
@@ -147,16 +161,7 @@ fn missing_name_fails_discovery_after_retries() {
 #[test]
 fn congestion_nack_on_discovery_backs_off_and_retries() {
     let (mut p, body) = publisher(9_000);
-    let cfg = FetchConfig {
-        discovery: Discovery::Rdr,
-        seed: Some(5),
-        ..FetchConfig::default()
-    };
-    let mut f = Fetcher::new(
-        "/f".parse().unwrap(),
-        cfg,
-        Scheme::new(&SchemeOptions::default()),
-    );
+    let mut f = seeded_fetcher(Discovery::Rdr);
     let mut now = Timestamp::ZERO;
     let nack = |pkt: Bytes| {
         LpPacket {
@@ -354,16 +359,7 @@ fn discovery_data_hands_its_stamped_rate_to_the_law() {
 #[test]
 fn a_late_probe_answer_is_no_rtt_sample() {
     let (mut p, _) = publisher(9_000);
-    let cfg = FetchConfig {
-        discovery: Discovery::Auto,
-        seed: Some(5),
-        ..FetchConfig::default()
-    };
-    let mut f = Fetcher::new(
-        "/f".parse().unwrap(),
-        cfg,
-        Scheme::new(&SchemeOptions::default()),
-    );
+    let mut f = seeded_fetcher(Discovery::Auto);
     let answer = |p: &mut Publisher, pkt: Bytes| {
         let (lp, i) = match decode_packet(pkt).unwrap() {
             (lp, Some(NetPacket::Interest(i))) => (lp, i),
