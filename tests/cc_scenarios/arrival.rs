@@ -19,6 +19,16 @@ pub fn check_arrival(r: &RunResult) -> Vec<String> {
     e
 }
 
+/// Mean of a flow's windowed rates after `from` s (0 when there are none).
+fn mean_rate_after(rates: &[(f64, f64)], from: f64) -> f64 {
+    let last: Vec<f64> = rates
+        .iter()
+        .filter(|(t, _)| *t > from)
+        .map(|x| x.1)
+        .collect();
+    last.iter().sum::<f64>() / last.len().max(1) as f64
+}
+
 /// The last flow's start (the arrival; 0 when every flow starts at once).
 pub fn join_time(r: &RunResult) -> f64 {
     r.flows.iter().map(|f| f.start_s).fold(0.0, f64::max)
@@ -40,13 +50,7 @@ pub fn show_arrival(r: &RunResult) {
     let tj = join_time(r);
     let tail = r.duration_s - (r.duration_s - tj) / 4.0;
     for f in &r.flows {
-        let last: Vec<f64> = f
-            .rates
-            .iter()
-            .filter(|(t, _)| *t > tail)
-            .map(|x| x.1)
-            .collect();
-        let fin = last.iter().sum::<f64>() / last.len().max(1) as f64;
+        let fin = mean_rate_after(&f.rates, tail);
         let after: Vec<(f64, f64)> = f.rates.iter().copied().filter(|(t, _)| *t > tj).collect();
         let peak = after
             .iter()
@@ -90,13 +94,7 @@ pub fn joiners_overshoot(r: &RunResult) -> Option<f64> {
     let mut finals = 0.0;
     let mut series: Vec<Vec<f64>> = Vec::new();
     for f in &joiners {
-        let last: Vec<f64> = f
-            .rates
-            .iter()
-            .filter(|(t, _)| *t > tail)
-            .map(|x| x.1)
-            .collect();
-        finals += last.iter().sum::<f64>() / last.len().max(1) as f64;
+        finals += mean_rate_after(&f.rates, tail);
         series.push(
             f.rates
                 .iter()
