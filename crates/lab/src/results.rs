@@ -64,6 +64,10 @@ pub struct LinkResult {
     pub capacity_bps: u64,
     /// Bytes sent by the face over the last half / capacity.
     pub utilisation: f64,
+    /// Mean size of the frames the face sent (Data, LP header included),
+    /// bytes: the size held Interests are counted at in the queue, and the
+    /// one the envelope bounds' Data serialisations use.
+    pub frame_bytes: f64,
     /// Data backlog + Interest-shaper backlog (as Data time) of the link, ms.
     pub queue_p95_ms: f64,
     pub queue_max_ms: f64,

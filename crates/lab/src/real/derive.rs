@@ -191,6 +191,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             to: m.to.clone(),
             capacity_bps: cap,
             utilisation,
+            frame_bytes: data_size,
             queue_p95_ms: percentile(&delays, 0.95).unwrap_or(0.0),
             queue_max_ms: delays.iter().copied().fold(0.0, f64::max),
             marks,

@@ -218,6 +218,7 @@ fn link_result(
         to: to.to_string(),
         capacity_bps: cap as u64,
         utilisation: mean_rate(&bytes, half, t_end) * 8.0 / cap,
+        frame_bytes,
         queue_p95_ms: percentile(&delays, 0.95).unwrap_or(0.0),
         queue_max_ms: delays.iter().copied().fold(0.0, f64::max),
         marks: last.marks,
