@@ -7,10 +7,9 @@
 //! - utilisation: the frame bytes each measured link carried over the last
 //!   half, against its capacity ([`LinkResult::utilisation`]);
 //! - flow rates in the bottleneck's frame bytes: each flow's last-half
-//!   rate at its application face, times the ratio of the frame bytes the
-//!   measured links carried to the bytes the flows crossing them received
-//!   (the grid scales Data bytes by the frame/Data size ratio: the same
-//!   ratio, counted the other way round);
+//!   rate at its application face, times the measured links' mean frame
+//!   size over the bytes that face sent per Data (the grid scales the
+//!   consumer's Data bytes by the bottleneck's frame/Data size ratio);
 //! - p95 queue: the worst measured link's Data backlog plus the Interests
 //!   held on its reverse face at the mean frame size (both runners);
 //! - congestion drops over the last half, on the measured links' sending
@@ -136,40 +135,17 @@ pub fn topology(sc: &Scenario) -> Result<Topology, LabError> {
     })
 }
 
-/// The figures of `r` (a run of `sc`) in the bounds' terms (module doc).
-pub fn figures(sc: &Scenario, t: &Topology, r: &RunResult) -> Figures {
-    let bottlenecks: Vec<usize> = t.bottlenecks().collect();
+/// The figures of `r` (a run of `sc`, whose measured links are the
+/// bounds' bottlenecks in order) in the bounds' terms (module doc).
+pub fn figures(sc: &Scenario, r: &RunResult) -> Figures {
     let utilisation: Vec<f64> = r.links.iter().map(|l| l.utilisation).collect();
-    // Bytes per second each measured link carried, and what the flows
-    // crossing it received at their faces.
+    // Mean frame size over every measured link: bytes over frames.
     let carried: Vec<f64> = r
         .links
         .iter()
         .map(|l| l.utilisation * l.capacity_bps as f64)
         .collect();
-    let received: f64 = bottlenecks
-        .iter()
-        .map(|&l| {
-            t.flows
-                .iter()
-                .zip(&r.flows)
-                .filter(|(f, _)| t.links_of(f).contains(&l))
-                .map(|(_, fr)| fr.rate_last_half_bps)
-                .sum::<f64>()
-        })
-        .sum();
     let total: f64 = carried.iter().sum();
-    let scale = if received > 0.0 {
-        total / received
-    } else {
-        1.0
-    };
-    let flow_bps: Vec<f64> = r
-        .flows
-        .iter()
-        .map(|f| f.rate_last_half_bps * scale)
-        .collect();
-    // Mean frame size over every measured link: bytes over frames.
     let frames: f64 = carried
         .iter()
         .zip(&r.links)
@@ -180,6 +156,17 @@ pub fn figures(sc: &Scenario, t: &Topology, r: &RunResult) -> Figures {
     } else {
         r.links.first().map_or(0.0, |l| l.frame_bytes)
     };
+    // Each flow's Data in the bottleneck's frame bytes: its face's rate
+    // scaled by the link's frame size over the face's bytes per Data.
+    let flow_bps: Vec<f64> = r
+        .flows
+        .iter()
+        .map(|f| {
+            let own = f.frame_bytes.filter(|b| *b > 0.0).unwrap_or(frame_bytes);
+            let scale = if own > 0.0 { frame_bytes / own } else { 1.0 };
+            f.rate_last_half_bps * scale
+        })
+        .collect();
     let half = r.duration_s / 2.0;
     let mut senders: Vec<&str> = Vec::new();
     let mut drops = 0.0;
@@ -215,7 +202,7 @@ pub fn family(scheme: &str) -> Option<Family> {
 /// bound applies to its scheme.
 pub fn check(sc: &Scenario, t: &Topology, r: &RunResult) -> Option<Vec<String>> {
     let family = family(&r.scheme)?;
-    Some(envelope::check(t, family, &figures(sc, t, r)))
+    Some(envelope::check(t, family, &figures(sc, r)))
 }
 
 /// `ok`, `-` (no bound applies) or the bounds broken, `; `-separated.

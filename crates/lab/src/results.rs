@@ -33,6 +33,10 @@ pub struct FlowResult {
     /// Data bytes delivered to the consumer's face, over the last half of
     /// the run (or the part of it the flow was active), bit/s.
     pub rate_last_half_bps: f64,
+    /// Mean bytes the consumer's face sent per Data (frames, LP header
+    /// included) over the flow, to put its rate in another link's frame
+    /// bytes; `None` before its first Data.
+    pub frame_bytes: Option<f64>,
     /// (window end, bit/s) over the whole flow.
     pub rates: Vec<(f64, f64)>,
     /// The consumer law's sending rate, (run time s, Interests/s) at each

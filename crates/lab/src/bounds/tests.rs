@@ -64,7 +64,7 @@ fn every_testbed_point_has_bounds() {
     }
 }
 
-fn flow(name: &str, rate_bps: f64) -> FlowResult {
+fn flow(name: &str, rate_bps: f64, frame_bytes: f64) -> FlowResult {
     FlowResult {
         name: name.into(),
         consumer: String::new(),
@@ -72,6 +72,7 @@ fn flow(name: &str, rate_bps: f64) -> FlowResult {
         start_s: 0.0,
         stop_s: 16.0,
         rate_last_half_bps: rate_bps,
+        frame_bytes: Some(frame_bytes),
         rates: Vec::new(),
         send_rates: Vec::new(),
         nacks: 0,
@@ -91,7 +92,7 @@ fn link(utilisation: f64, q_ms: f64, drops: &[(f64, f64)]) -> LinkResult {
         to: String::new(),
         capacity_bps: 9_000_000,
         utilisation,
-        frame_bytes: 4475.0,
+        frame_bytes: 4200.0,
         queue_p95_ms: q_ms,
         queue_max_ms: q_ms,
         marks: 0,
@@ -126,15 +127,16 @@ fn run(scheme: &str, flows: Vec<FlowResult>, links: Vec<LinkResult>) -> RunResul
 fn figures_count_flows_in_frame_bytes_and_drops_of_the_last_half() {
     let sc = sweep::parking_lot(4400, 9).scenario().unwrap();
     let t = topology(&sc).unwrap();
-    // The links carried 9.0 and 8.1 Mbit/s of frames; the flows crossing
-    // them received 8.55 and 7.695 Mbit/s at their faces: 5 % header.
+    // The links carry 4200-byte frames; the consumers' faces sent 4000
+    // bytes per Data (the link's frames are 5 % larger), and flow x3's
+    // face no count: its rate stands as it is.
     let r = run(
         "mircc/real",
         vec![
-            flow("long", 2.85e6),
-            flow("x1", 5.7e6),
-            flow("x2", 2.4225e6),
-            flow("x3", 2.4225e6),
+            flow("long", 3.0e6 / 1.05, 4000.0),
+            flow("x1", 6.0e6 / 1.05, 4000.0),
+            flow("x2", 2.55e6 / 1.05, 4000.0),
+            flow("x3", 2.55e6, 0.0),
         ],
         vec![
             link(1.0, 4.0, &[(0.0, 0.0), (8.0, 5.0), (16.0, 5.0)]),
@@ -145,16 +147,22 @@ fn figures_count_flows_in_frame_bytes_and_drops_of_the_last_half() {
             ),
         ],
     );
-    let f = figures(&sc, &t, &r);
+    let f = figures(&sc, &r);
     let want = [3.0e6, 6.0e6, 2.55e6, 2.55e6];
     for (x, y) in f.flow_bps.iter().zip(want) {
         assert!((x - y).abs() < 1.0, "{:?}", f.flow_bps);
     }
+    // A flow whose face brought little while its link was busy keeps its
+    // own low rate (a goodput collapse is not scaled away).
+    let mut starved = r.clone();
+    starved.flows[0].rate_last_half_bps = 0.06e6;
+    let g = figures(&sc, &starved);
+    assert!((g.flow_bps[0] - 0.063e6).abs() < 1.0, "{:?}", g.flow_bps);
     assert_eq!(f.utilisation, [1.0, 0.9]);
     assert_eq!(f.p95_queue_ms, 12.0);
     // Five drops before the half on r2, three after it on r3.
     assert_eq!(f.drops, 3);
-    assert!((f.frame_bytes - 4475.0).abs() < 1e-6);
+    assert!((f.frame_bytes - 4200.0).abs() < 1e-6);
     let v = check(&sc, &t, &r).unwrap();
     assert_eq!(
         v,
