@@ -2,7 +2,8 @@
 //! bottleneck capacities, base RTTs, flow counts, mixed RTTs and
 //! multi-bottleneck paths, in the virtual-time network with the real
 //! engines and icncat's scheme consumers, each point checked against the
-//! bounds every user's network should get (docs/testbed.md, "Envelope").
+//! bounds every user's network should get (`icn_sim::envelope`, the same
+//! check `icnlab sweep` applies on namespaces; docs/testbed.md, "Envelope").
 //!
 //! - CI (plain `cargo test`): the grid's corners, `ci_grid`.
 //! - Full grid, table and CSV:
@@ -15,14 +16,11 @@
 mod cc_common;
 #[path = "cc_envelope/run.rs"]
 mod run;
-#[path = "cc_envelope/topo.rs"]
-mod topo;
 
 use std::fmt::Write as _;
 
 use icn_forwarder::cc::CcScheme;
-use run::Figures;
-use topo::Topology;
+use icn_sim::envelope::{self as topo, Family, Topology};
 
 /// One grid point: a topology and a Data content size.
 #[derive(Debug, Clone)]
@@ -93,111 +91,11 @@ fn ci_points() -> Vec<Point> {
     ]
 }
 
-fn is_rate_based(s: CcScheme) -> bool {
-    matches!(
-        s,
-        CcScheme::Rcp | CcScheme::Mircc | CcScheme::Ccc | CcScheme::Qsccp
-    )
-}
-
-/// The bounds of the envelope; every unmet one, as text.
-fn check(p: &Point, scheme: CcScheme, f: &Figures) -> Vec<String> {
-    let mut e = Vec::new();
-    for (k, u) in f.utilisation.iter().enumerate() {
-        if *u < 0.90 {
-            e.push(format!("link {k} utilisation {:.1}% < 90%", u * 100.0));
-        }
-    }
-    let single = p.topo.links.len() == 1;
-    if is_rate_based(scheme) {
-        // Two serialisations of the largest frame at the slowest bottleneck,
-        // or what unaligned paced flows queue at the load measured
-        // (`paced_queue_floor_ms`, physics like the window floor).
-        let slowest = p
-            .topo
-            .links
-            .iter()
-            .map(|l| l.capacity_bps)
-            .min()
-            .unwrap_or(1) as f64;
-        let two_data_ms = 2.0 * f.frame_bytes * 8.0 / slowest * 1e3;
-        let paced_ms = bottlenecks(p)
-            .zip(&f.utilisation)
-            .map(|(l, rho)| p.topo.paced_queue_floor_ms(l, f.frame_bytes, *rho))
-            .fold(0.0, f64::max);
-        let bound = two_data_ms.max(paced_ms).max(10.0);
-        if f.p95_queue_ms > bound {
-            e.push(format!(
-                "p95 queue {:.1} ms > {bound:.1} ms",
-                f.p95_queue_ms
-            ));
-        }
-        if f.drops > 0 {
-            e.push(format!("{} congestion drops", f.drops));
-        }
-        if single {
-            if f.jain < 0.95 {
-                e.push(format!("Jain {:.3} < 0.95", f.jain));
-            }
-        } else {
-            for (i, (r, s)) in f.flow_bps.iter().zip(p.topo.max_min_shares()).enumerate() {
-                if (r - s).abs() > 0.10 * s {
-                    e.push(format!(
-                        "flow {i} {:.2} Mbit/s vs max-min {:.2} (> 10% off)",
-                        r / 1e6,
-                        s / 1e6
-                    ));
-                }
-            }
-        }
-    } else {
-        // 25 ms, or what the links' Data size makes the least a window can
-        // queue (two Data times; one Data per flow beyond the BDP): below
-        // that no window law can go (`window_queue_floor_ms`).
-        let floor = (0..p.topo.links.len())
-            .map(|l| {
-                let c = p.topo.links[l].capacity_bps as f64;
-                let two_data = 2.0 * f.frame_bytes * 8.0 / c * 1e3;
-                two_data.max(p.topo.window_queue_floor_ms(l, f.frame_bytes))
-            })
-            .fold(0.0, f64::max);
-        let bound = floor.max(25.0);
-        if f.p95_queue_ms > bound {
-            e.push(format!(
-                "p95 queue {:.1} ms > {bound:.1} ms",
-                f.p95_queue_ms
-            ));
-        }
-        for (i, (r, s)) in f
-            .flow_bps
-            .iter()
-            .zip(p.topo.proportional_fair_shares())
-            .enumerate()
-        {
-            if *r < 0.75 * s {
-                e.push(format!(
-                    "flow {i} {:.2} Mbit/s < 0.75 x proportional-fair {:.2}",
-                    r / 1e6,
-                    s / 1e6
-                ));
-            }
-        }
-    }
-    e
-}
-
-/// The bottleneck links, in the order of `Figures::utilisation`.
-fn bottlenecks(p: &Point) -> impl Iterator<Item = usize> + '_ {
-    (0..p.topo.links.len()).filter(|&l| p.topo.links[l].bottleneck)
-}
-
-/// Largest relative deviation of a flow from its max-min share.
-fn max_min_deviation(p: &Point, f: &Figures) -> f64 {
-    f.flow_bps
-        .iter()
-        .zip(p.topo.max_min_shares())
-        .map(|(r, s)| (r - s).abs() / s)
-        .fold(0.0, f64::max)
+/// The bounds of the envelope (`icn_sim::envelope::check`); every unmet
+/// one, as text.
+fn check(p: &Point, scheme: CcScheme, f: &run::Run) -> Vec<String> {
+    let family = Family::of(scheme).expect("the grid runs congestion-control schemes");
+    topo::check(&p.topo, family, &f.figures)
 }
 
 const SCHEMES: [CcScheme; 6] = [
@@ -222,7 +120,7 @@ fn schemes() -> Vec<CcScheme> {
 struct Row {
     scheme: CcScheme,
     point: usize,
-    figures: Figures,
+    run: run::Run,
     errors: Vec<String>,
 }
 
@@ -243,8 +141,8 @@ fn sweep(points: &[Point]) -> Vec<Row> {
                     break;
                 };
                 let pt = &points[p];
-                let figures = run::run(&pt.topo, scheme, pt.content_bytes, 1 + p as u64);
-                let errors = check(pt, scheme, &figures);
+                let result = run::run(&pt.topo, scheme, pt.content_bytes, 1 + p as u64);
+                let errors = check(pt, scheme, &result);
                 eprintln!(
                     "[{}/{}] {:<6} {} {}",
                     i + 1,
@@ -256,7 +154,7 @@ fn sweep(points: &[Point]) -> Vec<Row> {
                 rows.lock().unwrap_or_else(|e| e.into_inner()).push(Row {
                     scheme,
                     point: p,
-                    figures,
+                    run: result,
                     errors,
                 });
             });
@@ -276,14 +174,14 @@ fn table(points: &[Point], rows: &[Row]) -> (String, String) {
     );
     for r in rows {
         let p = &points[r.point];
-        let f = &r.figures;
+        let (f, nacks) = (&r.run.figures, r.run.nacks);
         let utils: Vec<String> = f
             .utilisation
             .iter()
             .map(|u| format!("{:.1}", u * 100.0))
             .collect();
         let umin = f.utilisation.iter().cloned().fold(f64::INFINITY, f64::min);
-        let dev = max_min_deviation(p, f);
+        let dev = topo::max_min_deviation(&p.topo, f);
         let verdict = if r.errors.is_empty() {
             "ok".to_string()
         } else {
@@ -299,7 +197,7 @@ fn table(points: &[Point], rows: &[Row]) -> (String, String) {
             dev * 100.0,
             f.p95_queue_ms,
             f.drops,
-            f.nacks,
+            nacks,
             verdict
         );
         let _ = writeln!(
@@ -313,7 +211,7 @@ fn table(points: &[Point], rows: &[Row]) -> (String, String) {
             dev,
             f.p95_queue_ms,
             f.drops,
-            f.nacks,
+            nacks,
             r.errors.is_empty(),
             r.errors.join("; ")
         );

@@ -103,6 +103,7 @@ mod tests {
             start_s: 0.0,
             stop_s: 10.0,
             rate_last_half_bps: 0.0,
+            frame_bytes: None,
             rates: vec![],
             send_rates: vec![],
             nacks: 0,

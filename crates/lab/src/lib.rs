@@ -2,9 +2,11 @@
 //! deterministic virtual-time network with real engines ([`sim`]) and real
 //! icnfwd/icnput/icncat processes in network namespaces ([`real`]), with
 //! the same table ([`results`]) and a report a person reads ([`report`]);
-//! [`sweep`] generates scenarios over the operating envelope.
+//! [`sweep`] generates scenarios over the operating envelope and [`bounds`]
+//! holds their runs to the envelope's bounds.
 
 pub mod agree;
+pub mod bounds;
 pub mod delivery;
 mod error;
 pub mod metrics;

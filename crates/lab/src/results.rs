@@ -33,6 +33,10 @@ pub struct FlowResult {
     /// Data bytes delivered to the consumer's face, over the last half of
     /// the run (or the part of it the flow was active), bit/s.
     pub rate_last_half_bps: f64,
+    /// Mean bytes the consumer's face sent per Data (frames, LP header
+    /// included) over the flow, to put its rate in another link's frame
+    /// bytes; `None` before its first Data.
+    pub frame_bytes: Option<f64>,
     /// (window end, bit/s) over the whole flow.
     pub rates: Vec<(f64, f64)>,
     /// The consumer law's sending rate, (run time s, Interests/s) at each
@@ -64,6 +68,10 @@ pub struct LinkResult {
     pub capacity_bps: u64,
     /// Bytes sent by the face over the last half / capacity.
     pub utilisation: f64,
+    /// Mean size of the frames the face sent (Data, LP header included),
+    /// bytes: the size held Interests are counted at in the queue, and the
+    /// one the envelope bounds' Data serialisations use.
+    pub frame_bytes: f64,
     /// Data backlog + Interest-shaper backlog (as Data time) of the link, ms.
     pub queue_p95_ms: f64,
     pub queue_max_ms: f64,

@@ -10,12 +10,15 @@
 //! - [`mcast`]: a virtual-time multicast tree of `icn_multicast` nodes,
 //!   sources and receivers ([`mcast::router::RouterHost`] is the engine's
 //!   dispatch recipe).
+//! - [`envelope`]: the operating envelope's bounds (shares, queue floors,
+//!   the check), one definition for the virtual-time grid and `icnlab sweep`.
 //! - [`fluid`]: a fluid model of one bottleneck for the explicit-rate laws.
 //! - [`response`]: settling and overshoot of rate series after a step, the
 //!   one definition every runner reports.
 //!
 //! Nothing here reads a clock: every run is deterministic for its seed.
 
+pub mod envelope;
 pub mod fluid;
 pub mod mcast;
 pub mod net;

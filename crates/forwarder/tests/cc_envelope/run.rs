@@ -7,31 +7,21 @@ use cc_core::{ConsumerLaw, Duration, Timestamp};
 use icn_consumer::{RateSpec, Scheme, SchemeOptions};
 use icn_forwarder::cc::CcScheme;
 use icn_forwarder::engine::{DropReason, FaceId};
+use icn_sim::envelope::{Figures, Topology};
 use icn_sim::net::flows::{drive, jain, quantile, LawFlow};
 use icn_sim::net::{Network, NodeId};
 
-use super::topo::Topology;
 use crate::cc_common::{engine, law, link, scheme_flow};
 
-/// What one run measured over the last half.
+/// What one run measured over the last half: the figures the bounds judge
+/// (`icn_sim::envelope::Figures`: flow rates in the bottleneck's frame
+/// bytes, its Data backlog plus the Interests held on its reverse face
+/// sampled every 10 ms, congestion drops on every node), and the
+/// congestion Nacks the consumers received.
 #[derive(Debug, Clone)]
-pub struct Figures {
-    /// Utilisation of each bottleneck link (frames carried ÷ capacity).
-    pub utilisation: Vec<f64>,
-    /// Each flow's rate on the link, bit/s (its Data rate scaled by the
-    /// frame/Data size ratio the bottleneck carried).
-    pub flow_bps: Vec<f64>,
-    pub jain: f64,
-    /// 95th percentile over the last half of the worst bottleneck's queue,
-    /// ms: its Data backlog plus the Interests held on the reverse face
-    /// (FIFO, shaper or scheduler) at the mean Data size, over capacity.
-    pub p95_queue_ms: f64,
-    /// Congestion drops (queue full, AQM) on every node, last half.
-    pub drops: u64,
-    /// Congestion Nacks the consumers received, last half.
+pub struct Run {
+    pub figures: Figures,
     pub nacks: u64,
-    /// Mean Data frame size on the bottleneck, bytes.
-    pub frame_bytes: f64,
 }
 
 /// The consumer options icncat would use for `scheme`.
@@ -68,7 +58,7 @@ pub fn run_ms(t: &Topology, content_bytes: usize) -> u64 {
 }
 
 /// Runs `t` under `scheme` with Data of `content_bytes`.
-pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> Figures {
+pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> Run {
     run_traced(t, scheme, content_bytes, seed, false)
 }
 
@@ -81,7 +71,7 @@ pub fn run_traced(
     content_bytes: usize,
     seed: u64,
     trace: bool,
-) -> Figures {
+) -> Run {
     let mut net = Network::new(seed);
     let routers: Vec<NodeId> = (0..t.routers)
         .map(|_| net.add_node(engine(scheme)))
@@ -290,14 +280,16 @@ pub fn run_traced(
         })
         .fold(0.0, f64::max);
     let nacks: u64 = flows.iter().map(|f| f.stats.congestion_nacks).sum();
-    Figures {
-        jain: jain(&flow_bps),
-        utilisation,
-        flow_bps,
-        p95_queue_ms: p95,
-        drops: congestion_drops(&net) - drops_at_half,
+    Run {
+        figures: Figures {
+            jain: jain(&flow_bps),
+            utilisation,
+            flow_bps,
+            p95_queue_ms: p95,
+            drops: congestion_drops(&net) - drops_at_half,
+            frame_bytes,
+        },
         nacks: nacks - nacks_at_half,
-        frame_bytes,
     }
 }
 

@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use cc_core::Profile;
 use clap::{Args, Parser, Subcommand};
 use icn_lab::agree::Agreement;
+use icn_lab::bounds;
 use icn_lab::report::{self, ReportMeta};
 use icn_lab::results::RunResult;
 use icn_lab::scenario::SCHEMES;
@@ -72,6 +73,11 @@ enum Cmd {
         /// (exit status 1 when a scheme-point does not).
         #[arg(long, conflicts_with_all = ["sim", "real"])]
         agree: bool,
+        /// Exit status 1 when a namespace run (with `--real` or `--agree`;
+        /// the virtual-time run with `--sim`) breaks an envelope bound.
+        /// Every run's verdict is printed and written either way.
+        #[arg(long)]
+        bounds: bool,
         /// Seed of the virtual-time runs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
@@ -252,9 +258,17 @@ fn agree(sc: &Scenario, schemes: &[String], c: &Common) -> Result<(Vec<RunResult
     Ok((runs, table))
 }
 
+/// What a sweep found: whether every scheme-point agreed (always true
+/// without `--agree`) and whether every run the exit status judges held
+/// the envelope's bounds.
+struct SweepOutcome {
+    all_agree: bool,
+    all_within_bounds: bool,
+}
+
 /// `sweep`: every point under every scheme; one report directory per
-/// point, `sweep.txt` and `sweep.csv` over all. Returns whether every
-/// scheme-point agreed (always true without `--agree`).
+/// point, `sweep.txt` and `sweep.csv` over all, each run held to the
+/// envelope's bounds (`icn_lab::bounds`).
 fn sweep(
     points: Vec<SweepPoint>,
     schemes: &[String],
@@ -262,15 +276,18 @@ fn sweep(
     real: bool,
     agree_both: bool,
     out: &std::path::Path,
-) -> Result<bool> {
+) -> Result<SweepOutcome> {
     let mut text = String::new();
-    let mut csv =
-        String::from("point,scheme,runner,utilisation_pct,jain,p95_queue_ms,drops,agrees\n");
+    let mut csv = String::from(
+        "point,scheme,runner,utilisation_pct,jain,p95_queue_ms,drops,agrees,bounds_ok,bounds\n",
+    );
     let mut all_agree = true;
+    let mut all_within_bounds = true;
     for (k, p) in points.iter().enumerate() {
         eprintln!("[sweep] point {}/{}: {}", k + 1, points.len(), p.label);
         let mut sc = p.scenario()?;
         sc.profile = c.profile;
+        let topo = bounds::topology(&sc)?;
         let c = Common {
             scenario: p.label.clone(),
             ..c.clone()
@@ -298,6 +315,7 @@ fn sweep(
         } else {
             Vec::new()
         };
+        let mut bounds_table = format!("{:<7} {:<5} bounds\n", "scheme", "run");
         for r in &runs {
             let (scheme, runner) = r
                 .scheme
@@ -307,17 +325,30 @@ fn sweep(
                 .iter()
                 .find(|(s, _)| s.split('/').next() == Some(scheme))
                 .map_or(String::new(), |(_, ok)| ok.to_string());
+            let v = bounds::check(&sc, &topo, r);
+            let within = v.as_ref().is_none_or(Vec::is_empty);
+            // The exit status judges the namespace runs when there are any.
+            if !within && (runner == "real" || !(real || agree_both)) {
+                all_within_bounds = false;
+            }
+            let verdict = bounds::verdict_text(&v);
+            let _ = writeln!(bounds_table, "{scheme:<7} {runner:<5} {verdict}");
             let b = r.bottleneck();
             let _ = writeln!(
                 csv,
-                "{},{scheme},{runner},{:.1},{:.3},{:.1},{},{agrees}",
+                "{},{scheme},{runner},{:.1},{:.3},{:.1},{},{agrees},{},\"{verdict}\"",
                 p.label,
                 b.utilisation * 100.0,
                 r.jain,
                 b.queue_p95_ms,
-                r.drops
+                r.drops,
+                v.as_ref()
+                    .map_or(String::new(), |e| e.is_empty().to_string()),
             );
         }
+        let _ = writeln!(text, "{bounds_table}");
+        std::fs::write(dir.join("bounds.txt"), &bounds_table)
+            .with_context(|| format!("writing {}", dir.display()))?;
         if let Some(t) = table {
             all_agree &= verdicts.iter().all(|(_, ok)| *ok);
             let _ = writeln!(text, "{t}");
@@ -331,7 +362,10 @@ fn sweep(
         .with_context(|| format!("writing {}", out.display()))?;
     print!("{text}");
     println!("sweep: {}", out.display());
-    Ok(all_agree)
+    Ok(SweepOutcome {
+        all_agree,
+        all_within_bounds,
+    })
 }
 
 fn main() -> Result<()> {
@@ -345,6 +379,7 @@ fn main() -> Result<()> {
         schemes,
         mode,
         agree,
+        bounds: bounds_exit,
         seed,
         duration,
         out,
@@ -379,11 +414,15 @@ fn main() -> Result<()> {
         };
         let out =
             out.unwrap_or_else(|| PathBuf::from("lab-runs").join(format!("sweep-{}", utc_stamp())));
-        let ok = sweep(points, &schemes, &c, mode.real, agree, &out)?;
-        if !ok {
-            bail!("some scheme-points did not agree (sweep.txt)");
+        let o = sweep(points, &schemes, &c, mode.real, agree, &out)?;
+        match (o.all_agree, !bounds_exit || o.all_within_bounds) {
+            (true, true) => return Ok(()),
+            (false, true) => bail!("some scheme-points did not agree (sweep.txt)"),
+            (true, false) => bail!("some runs broke an envelope bound (sweep.txt)"),
+            (false, false) => {
+                bail!("some scheme-points did not agree and some runs broke an envelope bound (sweep.txt)")
+            }
         }
-        return Ok(());
     }
     let (common, schemes, mode) = match cmd {
         Cmd::Run {

@@ -57,6 +57,17 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
     let mut flows = Vec::new();
     for f in &sc.flows {
         let (start, stop) = d.flow_times.get(&f.name).copied().unwrap_or((0.0, 0.0));
+        // The face's bytes per Data at its last sample (it starts at zero
+        // with icncat's connection and vanishes when icncat closes it).
+        let frame_bytes = d.flow_faces.get(&f.name).and_then(|(node, id)| {
+            d.samples
+                .iter()
+                .rev()
+                .filter(|(_, n, _)| n == node)
+                .find_map(|(_, _, s)| s.face(*id))
+                .filter(|x| x.counters.n_out_data > 0)
+                .map(|x| x.n_out_bytes as f64 / x.counters.n_out_data as f64)
+        });
         let (bytes, nacks) = match d.flow_faces.get(&f.name) {
             Some((node, id)) => {
                 let b = series(&d.samples, node, |s| {
@@ -105,6 +116,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             start_s: start,
             stop_s: stop,
             rate_last_half_bps: rate,
+            frame_bytes,
             rates,
             send_rates: d
                 .flow_send_rates
@@ -191,6 +203,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             to: m.to.clone(),
             capacity_bps: cap,
             utilisation,
+            frame_bytes: data_size,
             queue_p95_ms: percentile(&delays, 0.95).unwrap_or(0.0),
             queue_max_ms: delays.iter().copied().fold(0.0, f64::max),
             marks,

@@ -104,7 +104,8 @@ fn measure(
         .iter()
         .zip(&b.flows)
         .zip(apps)
-        .map(|((f, ff), app)| {
+        .zip(&b.app_faces)
+        .map(|(((f, ff), app), &(node, face))| {
             let (start, stop) = (f.start_s * scale, f.stop_s * scale);
             // Data bytes icnfwd delivered to the consumer's face, as the
             // namespace runner reads them.
@@ -127,6 +128,10 @@ fn measure(
                 } else {
                     0.0
                 },
+                frame_bytes: b.net.node(node).face(face).and_then(|x| {
+                    let c = &x.counters;
+                    (c.n_out_data > 0).then(|| c.n_out_bytes as f64 / c.n_out_data as f64)
+                }),
                 rates: windowed_rates(&bytes, start, stop, RATE_WINDOW_S)
                     .into_iter()
                     .map(|(t, r)| (t, r * 8.0))
@@ -218,6 +223,7 @@ fn link_result(
         to: to.to_string(),
         capacity_bps: cap as u64,
         utilisation: mean_rate(&bytes, half, t_end) * 8.0 / cap,
+        frame_bytes,
         queue_p95_ms: percentile(&delays, 0.95).unwrap_or(0.0),
         queue_max_ms: delays.iter().copied().fold(0.0, f64::max),
         marks: last.marks,

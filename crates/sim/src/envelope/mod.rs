@@ -1,10 +1,25 @@
-//! Topologies of the envelope sweep and the shares their flows are owed.
+//! The operating envelope's bounds, one definition for every runner: the
+//! topology a bound needs (links with capacity, delay and whether they are
+//! measured; flows with their links and base RTT), the shares flows are
+//! owed (max-min, proportional-fair), the queue floors physics leaves (a
+//! window's one Data in flight per flow, unaligned paced flows), and
+//! [`check`], the list of bounds a run's figures break.
+//!
+//! The forwarder's virtual-time grid (`tests/cc_envelope.rs`) and
+//! `icnlab sweep` (virtual time and namespaces) both judge their runs here,
+//! so a point cannot pass on one side under a bound the other does not
+//! apply.
 //!
 //! A topology is routers and links (capacity in the Data direction, one-way
 //! delay), plus flows that each follow a fixed router path from their
 //! consumer's access router to their producer's. Every flow has its own
 //! consumer node and producer node, joined to its end routers by access
-//! links of ten times the largest bottleneck capacity and 1 ms.
+//! links of 1 ms each (the grid runs them at ten times the largest
+//! bottleneck capacity), which are not links of the topology.
+
+mod check;
+
+pub use check::{check, max_min_deviation, Family, Figures};
 
 /// A link between routers `a` and `b`: `a` is nearer the consumers, so
 /// Data crosses it from `b` to `a`.
@@ -58,6 +73,12 @@ impl Topology {
             .map(|&l| self.links[l].delay_ms)
             .sum();
         2 * (path + 1 + 1 + f.access_delay_ms)
+    }
+
+    /// The links whose queue and utilisation are measured, in the order a
+    /// run reports them ([`Figures::utilisation`]).
+    pub fn bottlenecks(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.links.len()).filter(|&l| self.links[l].bottleneck)
     }
 
     pub fn max_capacity_bps(&self) -> u64 {
@@ -136,8 +157,9 @@ impl Topology {
     /// one Data in flight (a window never goes below one Interest), so
     /// whatever of those Data the link's bandwidth-delay product cannot
     /// hold waits in its queue, and one more Data may be in service. Ten
-    /// flows of 8000-byte Data on 2 Mbit/s at 10 ms RTT cannot queue less
-    /// than 9.7 Data (313 ms) however well the law works.
+    /// flows of 8 KB Data (8075-byte frames) on 2 Mbit/s at 10 ms RTT
+    /// keep 9.7 Data (313 ms) beyond the BDP however well the law works;
+    /// with the Data in service the floor is 345 ms.
     pub fn window_queue_floor_ms(&self, l: usize, frame_bytes: f64) -> f64 {
         let link = &self.links[l];
         let c = link.capacity_bps as f64;
@@ -279,30 +301,4 @@ pub fn parking_lot_3(cap_bps: u64) -> Topology {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn close(a: &[f64], b: &[f64]) -> bool {
-        a.iter().zip(b).all(|(x, y)| (x - y).abs() / y < 0.01)
-    }
-
-    #[test]
-    fn shares_of_the_parking_lots() {
-        let t = parking_lot_2(9_000_000);
-        let mm = t.max_min_shares();
-        assert!(close(&mm, &[3e6, 6e6, 3e6, 3e6]), "{mm:?}");
-        let t = parking_lot_3(12_000_000);
-        let mm = t.max_min_shares();
-        assert!(close(&mm, &[2e6, 2e6, 8e6, 2e6, 10e6]), "{mm:?}");
-        // PF on two links in a row: long flow C/3 on the shared links with
-        // one and two cross flows: solve x0 + x1 = C, x0 + 2 x2 = C.
-        let pf = parking_lot_2(9_000_000).proportional_fair_shares();
-        let load1 = pf[0] + pf[1];
-        let load2 = pf[0] + pf[2] + pf[3];
-        assert!(
-            (load1 - 9e6).abs() < 1e5 && (load2 - 9e6).abs() < 1e5,
-            "{pf:?}"
-        );
-        assert!(pf[0] < pf[1] && pf[0] < 3e6, "{pf:?}");
-    }
-}
+mod tests;
