@@ -1,6 +1,7 @@
 //! `--log-cwnd` and `--log-rtt` files, in ndnget's format: tab-separated
 //! with a header line; times in seconds since the pipeline started, RTTs
-//! in milliseconds. Rate laws log their Interest rate where window laws log
+//! in milliseconds. The RTT log adds a last column, `time`, which ndnget's
+//! has not: without it a sample could not be placed on the run's clock. Rate laws log their Interest rate where window laws log
 //! the window (header `rate_ips` instead of `cwndsize`).
 
 use crate::pipeline::LogEvent;
@@ -20,7 +21,7 @@ impl FetchLogs {
     pub fn new(cwnd: Option<Box<dyn Write>>, rtt: Option<Box<dyn Write>>) -> io::Result<Self> {
         let mut rtt = rtt;
         if let Some(w) = rtt.as_mut() {
-            writeln!(w, "segment\trtt\trttvar\tsrtt\trto")?;
+            writeln!(w, "segment\trtt\trttvar\tsrtt\trto\ttime")?;
         }
         Ok(FetchLogs {
             cwnd,
@@ -54,12 +55,12 @@ impl FetchLogs {
                 writeln!(w, "{}\t{value}", t.as_secs_f64())
             }
             LogEvent::Rtt {
+                t,
                 segment,
                 rtt,
                 srtt,
                 rttvar,
                 rto,
-                ..
             } => {
                 let Some(w) = self.rtt.as_mut() else {
                     return Ok(());
@@ -67,11 +68,12 @@ impl FetchLogs {
                 let ms = |d: cc_core::Duration| d.as_secs_f64() * 1e3;
                 writeln!(
                     w,
-                    "{segment}\t{}\t{}\t{}\t{}",
+                    "{segment}\t{}\t{}\t{}\t{}\t{}",
                     ms(rtt),
                     ms(rttvar),
                     ms(srtt),
-                    ms(rto)
+                    ms(rto),
+                    t.as_secs_f64()
                 )
             }
         }
@@ -138,7 +140,7 @@ mod tests {
         assert_eq!(c.text(), "time\tcwndsize\n1.5\t4.5\n");
         assert_eq!(
             r.text(),
-            "segment\trtt\trttvar\tsrtt\trto\n7\t20\t5\t25\t200\n"
+            "segment\trtt\trttvar\tsrtt\trto\ttime\n7\t20\t5\t25\t200\t1.5\n"
         );
         assert!(!FetchLogs::default().enabled());
     }

@@ -96,8 +96,14 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             .into_iter()
             .map(|(t, r)| (t, r * 8.0))
             .collect();
-        let rtts = d.flow_rtts.get(&f.name).map_or(&[][..], Vec::as_slice);
-        let rtt_series_ms = rtts.iter().map(|r| (start, *r)).collect();
+        let samples = d.flow_rtts.get(&f.name).map_or(&[][..], Vec::as_slice);
+        let rtts: Vec<f64> = samples.iter().map(|(_, r)| *r).collect();
+        // Each sample at its time on the run's clock (icncat's fetch starts
+        // with the flow); a log without times puts them at the start.
+        let rtt_series_ms = samples
+            .iter()
+            .map(|(t, r)| (start + t.unwrap_or(0.0), *r))
+            .collect();
         let stats = d.flow_stats.get(&f.name);
         // icncat's own clock, from its start to the last segment.
         let delivery_s = f.size_bytes.and_then(|_| {

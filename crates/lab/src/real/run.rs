@@ -37,9 +37,11 @@ pub struct RunData {
     pub flow_times: BTreeMap<String, (f64, f64)>,
     /// Flow name -> icncat's --stats-json, when it wrote one.
     pub flow_stats: BTreeMap<String, serde_json::Value>,
-    /// Flow name -> RTT samples (ms) in arrival order, from `--log-rtt`
-    /// (complete: icncat stops itself at `--duration` and flushes).
-    pub flow_rtts: BTreeMap<String, Vec<f64>>,
+    /// Flow name -> RTT samples in arrival order, from `--log-rtt`
+    /// (complete: icncat stops itself at `--duration` and flushes): the
+    /// time since icncat's fetch began (s, when the log has it) and the
+    /// RTT (ms).
+    pub flow_rtts: BTreeMap<String, Vec<(Option<f64>, f64)>>,
     /// Flow name -> the consumer law's sending rate, (seconds since icncat
     /// started, Interests/s) at each change, from `--log-cwnd`.
     pub flow_send_rates: BTreeMap<String, Vec<(f64, f64)>>,
@@ -450,11 +452,16 @@ fn run_steps(
     for f in &sc.flows {
         let p = dir.join(format!("{}.rtt.tsv", f.name));
         let text = std::fs::read_to_string(&p).unwrap_or_default();
-        // segment, rtt, rttvar, srtt, rto (ms); a header line first.
-        let rtts: Vec<f64> = text
+        // segment, rtt, rttvar, srtt, rto (ms), time (s since the fetch
+        // began; absent in older logs); a header line first.
+        let rtts: Vec<(Option<f64>, f64)> = text
             .lines()
             .skip(1)
-            .filter_map(|l| l.split('\t').nth(1)?.parse().ok())
+            .filter_map(|l| {
+                let mut cols = l.split('\t');
+                let rtt = cols.nth(1)?.parse().ok()?;
+                Some((cols.nth(3).and_then(|t| t.parse().ok()), rtt))
+            })
             .collect();
         flow_rtts.insert(f.name.clone(), rtts);
     }
