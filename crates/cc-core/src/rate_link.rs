@@ -510,16 +510,29 @@ pub fn chance_allowance_bytes(
     rate_bps: f64,
     capacity_bps: f64,
 ) -> u64 {
-    let Some(b) = data_bytes.filter(|b| b.is_finite() && *b > 0.0) else {
+    let Some((b, n, rho)) = paced_flows(data_bytes, primary_bps, input_bps, rate_bps, capacity_bps)
+    else {
         return 0;
     };
-    if !(rate_bps > 0.0 && capacity_bps > 0.0 && primary_bps > 0.0) {
-        return 0;
-    }
-    let n = primary_bps / rate_bps;
-    let rho = input_bps / capacity_bps;
     let k = crate::chance_queue::paced_chance_queue_mean_data(n, rho);
     (k * b) as u64
+}
+
+/// The Data size, the paced flows N̂ = y_p / R and the load ρ = y / C that
+/// both chance-queue rules read; `None` before the first Data or while
+/// a rate is zero.
+fn paced_flows(
+    data_bytes: Option<f64>,
+    primary_bps: f64,
+    input_bps: f64,
+    rate_bps: f64,
+    capacity_bps: f64,
+) -> Option<(f64, f64, f64)> {
+    let b = data_bytes.filter(|b| b.is_finite() && *b > 0.0)?;
+    if !(rate_bps > 0.0 && capacity_bps > 0.0 && primary_bps > 0.0) {
+        return None;
+    }
+    Some((b, primary_bps / rate_bps, input_bps / capacity_bps))
 }
 
 /// How long an Interest may wait in the shaper because of the queue
@@ -534,16 +547,11 @@ pub fn chance_wait(
     rate_bps: f64,
     capacity_bps: f64,
 ) -> Duration {
-    let Some(b) = data_bytes.filter(|b| b.is_finite() && *b > 0.0) else {
+    let Some((b, n, rho)) = paced_flows(data_bytes, primary_bps, input_bps, rate_bps, capacity_bps)
+    else {
         return Duration::ZERO;
     };
-    if !(rate_bps > 0.0 && capacity_bps > 0.0 && primary_bps > 0.0) {
-        return Duration::ZERO;
-    }
-    let k = crate::chance_queue::paced_chance_queue_data(
-        primary_bps / rate_bps,
-        input_bps / capacity_bps,
-    );
+    let k = crate::chance_queue::paced_chance_queue_data(n, rho);
     let secs = (k * b * 8.0 / capacity_bps).clamp(0.0, 1.0);
     Duration::from_nanos((secs * 1e9) as u64)
 }

@@ -47,6 +47,7 @@ pub(crate) fn rate_link_config(cfg: &CcConfig, kind: CcScheme) -> RateLinkConfig
     } else {
         (cfg.rcp.mean_queue, cfg.rcp.profile)
     };
+    let by_profile = RateLinkConfig::for_profile(profile);
     RateLinkConfig {
         law: link_law_config(cfg),
         shaper: ShaperConfig {
@@ -59,8 +60,8 @@ pub(crate) fn rate_link_config(cfg: &CcConfig, kind: CcScheme) -> RateLinkConfig
         mean_queue,
         rcp_one_data_allowance: cfg.rcp.one_data_allowance,
         // Off in both profiles (docs/deviations.md, R2); no key yet.
-        chance_queue_allowance: RateLinkConfig::for_profile(profile).chance_queue_allowance,
-        shaper_holds_chance_queue: RateLinkConfig::for_profile(profile).shaper_holds_chance_queue,
+        chance_queue_allowance: by_profile.chance_queue_allowance,
+        shaper_holds_chance_queue: by_profile.shaper_holds_chance_queue,
     }
 }
 
