@@ -236,16 +236,11 @@ pub fn ppm_to_occupancy(ppm: u32) -> f64 {
     f64::from(ppm.min(PPM_FULL)) / f64::from(PPM_FULL)
 }
 
-/// Rate in bit/s to the wire integer (saturating; non-finite or negative → 0,
-/// except +∞ which means unlimited).
+/// Rate in bit/s to the wire integer: the codec's one rule
+/// ([`icn_tlv::cc::rate_to_wire`]: rounded to the nearest bit/s,
+/// saturating, NaN or negative → 0, +∞ → [`UNLIMITED_BPS`]).
 pub fn rate_to_wire(bps: f64) -> u64 {
-    if bps == f64::INFINITY {
-        UNLIMITED_BPS
-    } else if bps.is_finite() && bps > 0.0 {
-        bps as u64
-    } else {
-        0
-    }
+    icn_tlv::cc::rate_to_wire(bps)
 }
 
 /// The floating-point body of a received feedback.
@@ -377,6 +372,7 @@ mod tests {
         assert_eq!(rate_to_wire(f64::INFINITY), UNLIMITED_BPS);
         assert_eq!(rate_to_wire(f64::NAN), 0);
         assert_eq!(rate_to_wire(1e30), u64::MAX);
+        assert_eq!(rate_to_wire(999_999.6), 1_000_000);
         assert_eq!(ppm_to_occupancy(u32::MAX), 1.0);
     }
 }

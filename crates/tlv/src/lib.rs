@@ -21,7 +21,6 @@ pub mod lp;
 pub mod name;
 pub mod nfd;
 pub mod packet;
-pub mod testvectors;
 pub mod types;
 mod uri;
 pub mod varnum;

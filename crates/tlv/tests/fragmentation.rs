@@ -105,11 +105,11 @@ proptest! {
 
 #[test]
 fn small_packet_is_not_fragmented() {
-    let v = icn_tlv::testvectors::VECTORS
+    let v = common::vectors::VECTORS
         .iter()
         .find(|v| v.file == "lp_congestion_mark_data.hex")
         .unwrap();
-    let w = Bytes::from(icn_tlv::testvectors::bytes_of(v.hex).unwrap());
+    let w = Bytes::from(common::vectors::bytes_of(v.hex).unwrap());
     let lp = LpPacket::decode(w.clone()).unwrap();
     let mut seq = 5;
     let out = fragment(&lp, 1400, &mut seq).unwrap();

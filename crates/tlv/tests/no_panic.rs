@@ -2,9 +2,11 @@
 //! through every decoder and, when decoding succeeds, through the accessors
 //! that work on decoded packets.
 
+mod common;
+
 use bytes::Bytes;
+use common::vectors::{bytes_of, VECTORS};
 use icn_tlv::element::Elements;
-use icn_tlv::testvectors::{bytes_of, VECTORS};
 use icn_tlv::{
     decode_packet, Component, Data, Interest, LpPacket, MccFeedback, Name, NetPacket, Reassembler,
 };

@@ -237,7 +237,7 @@ fn cc_numbers_are_unassigned_and_ignorable() {
 
 #[test]
 fn unknown_ignorable_fields_skipped_and_critical_rejected() {
-    let frag = icn_tlv::testvectors::bytes_of(icn_tlv::testvectors::VECTORS[0].hex).unwrap();
+    let frag = common::vectors::bytes_of(common::vectors::VECTORS[0].hex).unwrap();
     let build = |fields: &[u8]| {
         let mut v = vec![0x64, (fields.len() + 2 + frag.len()) as u8];
         v.extend_from_slice(fields);
@@ -286,11 +286,11 @@ fn unknown_ignorable_fields_skipped_and_critical_rejected() {
 #[test]
 fn cc_field_value_only_changes_header() {
     // Set CongestionMark on a decoded LpPacket wrapping a Data: the Data bytes are untouched.
-    let v = icn_tlv::testvectors::VECTORS
+    let v = common::vectors::VECTORS
         .iter()
         .find(|v| v.file == "lp_pittoken_data.hex")
         .unwrap();
-    let w = Bytes::from(icn_tlv::testvectors::bytes_of(v.hex).unwrap());
+    let w = Bytes::from(common::vectors::bytes_of(v.hex).unwrap());
     let mut lp = LpPacket::decode(w.clone()).unwrap();
     lp.congestion_mark = Some(1);
     lp.cc.target_rate_bps = Some(5_000_000);

@@ -1,10 +1,12 @@
 //! Every python-ndn vector decodes to the meaning in the vectors README and
 //! re-encodes byte-identically from the decoded fields.
 
+mod common;
+
 use std::time::Duration;
 
 use bytes::Bytes;
-use icn_tlv::testvectors::{bytes_of, Vector, BAD, VECTORS};
+use common::vectors::{bytes_of, Vector, BAD, VECTORS};
 use icn_tlv::{
     decode_packet, types, Component, Data, Interest, LpPacket, NackReason, Name, NetPacket,
 };

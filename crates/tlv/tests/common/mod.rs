@@ -1,6 +1,8 @@
 //! proptest strategies shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod vectors;
+
 use std::time::Duration;
 
 use bytes::Bytes;

@@ -1,13 +1,16 @@
 //! Codec hot paths: decode an Interest, decode a 1 KiB Data, rewrite one LP
 //! header field around an unchanged Data, encode an Interest.
 
+#[path = "../tests/common/vectors.rs"]
+mod vectors;
+
 use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use icn_tlv::testvectors::{bytes_of, VECTORS};
 use icn_tlv::{decode_packet, Data, Interest, LpPacket, Name};
+use vectors::{bytes_of, VECTORS};
 
 fn vector(file: &str) -> Bytes {
     let v = VECTORS.iter().find(|v| v.file == file).expect("vector");

@@ -1,7 +1,8 @@
 //! The shared test-vector table: wire packets produced by python-ndn 0.5.2
 //! (an independent implementation; `testdata/README.md` of the shared vector
-//! set describes each). Used by this crate's tests, the fuzz seeds and other
-//! crates' tests.
+//! set describes each). Test-only: used by this crate's integration tests
+//! and its codec bench (`#[path]`), never linked into the library.
+#![allow(dead_code)]
 
 /// One vector: a file name, its hex, whether decoding must fail, and the
 /// outer TLV-TYPE.
@@ -21,7 +22,7 @@ macro_rules! vector {
     ($file:literal, $typ:expr) => {
         Vector {
             file: $file,
-            hex: include_str!(concat!("../testdata/", $file)),
+            hex: include_str!(concat!("../../testdata/", $file)),
             bad: false,
             typ: $typ,
         }
@@ -30,17 +31,17 @@ macro_rules! vector {
 
 /// Every vector of the shared set.
 pub const VECTORS: &[Vector] = &[
-    vector!("interest_plain.hex", crate::types::INTEREST),
-    vector!("interest_app_params.hex", crate::types::INTEREST),
-    vector!("name_v1_seg3.hex", crate::types::NAME),
-    vector!("data_digest_sha256.hex", crate::types::DATA),
-    vector!("lp_nack_congestion.hex", crate::types::LP_PACKET),
-    vector!("lp_congestion_mark_data.hex", crate::types::LP_PACKET),
-    vector!("lp_pittoken_data.hex", crate::types::LP_PACKET),
-    vector!("lp_idle.hex", crate::types::LP_PACKET),
-    vector!("rib_register_appv2.hex", crate::types::INTEREST),
-    vector!("rib_register_legacy_app.hex", crate::types::INTEREST),
-    vector!("rib_register_response.hex", crate::types::DATA),
+    vector!("interest_plain.hex", icn_tlv::types::INTEREST),
+    vector!("interest_app_params.hex", icn_tlv::types::INTEREST),
+    vector!("name_v1_seg3.hex", icn_tlv::types::NAME),
+    vector!("data_digest_sha256.hex", icn_tlv::types::DATA),
+    vector!("lp_nack_congestion.hex", icn_tlv::types::LP_PACKET),
+    vector!("lp_congestion_mark_data.hex", icn_tlv::types::LP_PACKET),
+    vector!("lp_pittoken_data.hex", icn_tlv::types::LP_PACKET),
+    vector!("lp_idle.hex", icn_tlv::types::LP_PACKET),
+    vector!("rib_register_appv2.hex", icn_tlv::types::INTEREST),
+    vector!("rib_register_legacy_app.hex", icn_tlv::types::INTEREST),
+    vector!("rib_register_response.hex", icn_tlv::types::DATA),
 ];
 
 /// Malformed inputs every decoder must reject (hex, with a reason).
