@@ -64,7 +64,8 @@ pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> R
 
 /// [`run`], printing every 500 ms the flows' Data rates, the bottleneck
 /// queues and the rates the bottleneck's upstream face computes when
-/// `trace` is set.
+/// `trace` is set (a PCON AIMD window with the marks it received, the cuts
+/// they caused and its smoothed RTT).
 pub fn run_traced(
     t: &Topology,
     scheme: CcScheme,
@@ -168,7 +169,18 @@ pub fn run_traced(
                 cc_core::SendLimit::Rate {
                     interests_per_sec, ..
                 } => format!("{interests_per_sec:.1}/s"),
-                cc_core::SendLimit::Window { interests } => format!("w{interests:.1}"),
+                cc_core::SendLimit::Window { interests } => match f.law.law() {
+                    cc_core::AnyConsumerLaw::Pcon(cc_core::pcon::PconConsumer::Aimd(a)) => {
+                        let s = a.stats();
+                        format!(
+                            "w{interests:.1}/m{}/c{}/rtt{:.0}",
+                            s.marks,
+                            s.mark_decreases,
+                            a.rtt().srtt().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+                        )
+                    }
+                    _ => format!("w{interests:.1}"),
+                },
             })
             .collect();
         eprintln!(
