@@ -93,7 +93,8 @@ pub trait LinkLaw {
 pub struct PeriodBounds {
     /// Shortest period, whatever the RTT.
     pub min: Duration,
-    /// Longest period (also the period before any RTT sample).
+    /// Longest period the RTT may set (also the period before any RTT
+    /// sample); `min_data` may lengthen it.
     pub max: Duration,
     /// The period spans at least this many Data serialisations at the
     /// link capacity, so y(t) is not read off one or two packets.
@@ -101,11 +102,20 @@ pub struct PeriodBounds {
 }
 
 /// T for the next update: the smoothed RTT, as RCP eq. 1 and MIRCC §3.1.2
-/// ask (T ≤ RTT, as short as measurement allows), but never shorter than
-/// `min_data` Data serialisations at `capacity_bps` nor `min`, and never
-/// longer than `max`. A fixed T above the RTT let a link react a period late
-/// to every change and, with eq. 1's gain T/d capped at 1, over-reacted
-/// when it did.
+/// ask (T ≤ RTT, as short as measurement allows), held within [`min`,
+/// `max`], and never shorter than `min_data` Data serialisations at
+/// `capacity_bps`, even past `max`. A fixed T above the RTT let a link
+/// react a period late to every change and, with eq. 1's gain T/d capped
+/// at 1, over-reacted when it did.
+///
+/// Why `min_data` wins over `max` (session 17): with 8 KB Data on 2 Mbit/s
+/// a 100 ms period holds three Data (1.5 on 1 Mbit/s), so y(t) read 0 to
+/// 8 whole Interests per period. Ten such flows (3 Interests/s each, 240 ms
+/// RTT) moved in step: periods of 0 and 7-10 Interests, each answered by
+/// a rate step all ten followed, 63-73 % of the link once the floor no
+/// longer propped R up (docs/deviations.md R4); with T = 20 Data (650 ms)
+/// 96.6 %. MIRCC §3.1.2 names exactly this limit ("limited only by lumpy
+/// measurements").
 pub fn control_period(
     rtt: Option<Duration>,
     bounds: &PeriodBounds,
@@ -122,7 +132,7 @@ pub fn control_period(
         }
         _ => Duration::ZERO,
     };
-    rtt.max(bounds.min).max(lumpy).min(bounds.max)
+    rtt.max(bounds.min).min(bounds.max).max(lumpy)
 }
 
 impl LinkLaw for RcpLink {
@@ -285,8 +295,12 @@ mod tests {
         assert_eq!(control_period(None, &b, Some(1200.0), 20e6), ms(100));
         // 20 ms RTT, 1200-byte Data at 20 Mbit/s (0.48 ms each): T = RTT.
         assert_eq!(control_period(Some(ms(20)), &b, Some(1200.0), 20e6), ms(20));
-        // 8000-byte Data at 2 Mbit/s: 4 Data take 128 ms, above the cap.
-        assert_eq!(control_period(Some(ms(20)), &b, Some(8000.0), 2e6), ms(100));
+        // 8000-byte Data at 2 Mbit/s: 4 Data take 128 ms, past the cap.
+        assert_eq!(control_period(Some(ms(20)), &b, Some(8000.0), 2e6), ms(128));
+        assert_eq!(
+            control_period(Some(ms(300)), &b, Some(8000.0), 2e6),
+            ms(128)
+        );
         // 8000-byte Data at 10 Mbit/s: 4 Data take 25.6 ms > RTT.
         assert_eq!(
             control_period(Some(ms(10)), &b, Some(8000.0), 10e6),

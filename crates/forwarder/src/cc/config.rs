@@ -86,9 +86,10 @@ pub struct CcConfig {
     /// (`period_follows_rtt`).
     pub period_ms: u64,
     /// RCP/MIRCC: T follows the face's smoothed RTT within
-    /// [`min_period_ms`, `period_ms`] and at least twenty Data
-    /// serialisations (eq. 1 and MIRCC §3.1.2 ask T ≤ RTT); `false` keeps
-    /// T = `period_ms`.
+    /// [`min_period_ms`, `period_ms`], and never shorter than twenty Data
+    /// serialisations, even past `period_ms` (eq. 1 and MIRCC §3.1.2 ask
+    /// T ≤ RTT, limited by lumpy measurements); `false` keeps T =
+    /// `period_ms`.
     pub period_follows_rtt: bool,
     /// Shortest RCP/MIRCC period, ms.
     pub min_period_ms: u64,

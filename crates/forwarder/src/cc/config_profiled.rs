@@ -52,7 +52,9 @@ pub struct RcpParams {
     /// q(t) averaged over the period rather than sampled at its end (the
     /// paper; both profiles, the average measured no benefit).
     pub mean_queue: bool,
-    /// Charge only the queue beyond one Data (tuned) or all of it (paper).
+    /// Charge only the queue beyond what paced flows meet by chance (tuned;
+    /// one Data for one flow, the name's origin, R1/R2 in
+    /// docs/deviations.md) or all of it (paper).
     pub one_data_allowance: bool,
 }
 
