@@ -85,8 +85,8 @@ pub struct RateLinkConfig {
     /// RCP leaves part of the queue uncharged (tuned, `true`; R1/R2 in
     /// docs/deviations.md); the paper charges the whole queue. Which part:
     /// `chance_queue_allowance`.
-    pub rcp_one_data_allowance: bool,
-    /// With `rcp_one_data_allowance`, RCP's allowance is the mean queue
+    pub rcp_queue_allowance: bool,
+    /// With `rcp_queue_allowance`, RCP's allowance is the mean queue
     /// the active flows meet by chance ([`chance_allowance_bytes`], R2;
     /// tuned, `true`) rather than one Data
     /// ([`crate::rcp::queue_beyond_one_data`], R1). RCP only: MIRCC charges
@@ -115,7 +115,7 @@ impl Default for RateLinkConfig {
                 min_data: 20,
             },
             mean_queue: false,
-            rcp_one_data_allowance: true,
+            rcp_queue_allowance: true,
             chance_queue_allowance: true,
             shaper_holds_chance_queue: true,
         }
@@ -139,7 +139,7 @@ impl RateLinkConfig {
         };
         RateLinkConfig {
             law,
-            rcp_one_data_allowance: tuned,
+            rcp_queue_allowance: tuned,
             chance_queue_allowance: tuned,
             ..d
         }
@@ -178,7 +178,7 @@ pub struct RateLink<T> {
     cut_short: bool,
     capacity_bps: f64,
     mean_queue: bool,
-    rcp_one_data_allowance: bool,
+    rcp_queue_allowance: bool,
     chance_queue_allowance: bool,
     shaper_holds_chance_queue: bool,
     /// y, y_p and the stamped R averaged over `min_data` Data
@@ -255,7 +255,7 @@ impl<T> RateLink<T> {
             cut_short: false,
             capacity_bps,
             mean_queue: cfg.mean_queue,
-            rcp_one_data_allowance: cfg.rcp_one_data_allowance,
+            rcp_queue_allowance: cfg.rcp_queue_allowance,
             chance_queue_allowance: cfg.chance_queue_allowance,
             shaper_holds_chance_queue: cfg.shaper_holds_chance_queue,
             averaged_load: AveragedLoad::default(),
@@ -530,7 +530,7 @@ impl<T> RateLink<T> {
                 self.capacity_bps,
             ));
         }
-        let queue_bytes = if self.dual || !self.rcp_one_data_allowance {
+        let queue_bytes = if self.dual || !self.rcp_queue_allowance {
             queue
         } else if self.chance_queue_allowance {
             queue.saturating_sub(chance)

@@ -53,9 +53,9 @@ pub struct RcpParams {
     /// paper; both profiles, the average measured no benefit).
     pub mean_queue: bool,
     /// Charge only the queue beyond what paced flows meet by chance (tuned;
-    /// one Data for one flow, the name's origin, R1/R2 in
+    /// R2 in
     /// docs/deviations.md) or all of it (paper).
-    pub one_data_allowance: bool,
+    pub queue_allowance: bool,
 }
 
 impl RcpParams {
@@ -69,7 +69,7 @@ impl RcpParams {
             beta: d.beta,
             eta: d.eta,
             mean_queue: l.mean_queue,
-            one_data_allowance: l.rcp_one_data_allowance,
+            queue_allowance: l.rcp_queue_allowance,
         }
     }
 }
@@ -81,7 +81,7 @@ profiled_params!(
         beta: f64,
         eta: f64,
         mean_queue: bool,
-        one_data_allowance: bool,
+        queue_allowance: bool,
     }
 );
 
@@ -541,7 +541,7 @@ mod tests {
         );
         assert!(tuned.qsccp.dt_queue_factor && tuned.qsccp.rate_new_flows);
         assert!(tuned.mircc.secondary_keeps_headroom && tuned.mircc.secondary_starts_at_floor);
-        assert!(tuned.rcp.one_data_allowance);
+        assert!(tuned.rcp.queue_allowance);
 
         let paper: CcConfig = toml::from_str(
             "[ccc]\nprofile = \"paper\"\nutilisation = 0.9\n[qsccp]\nprofile = \"paper\"\n\
@@ -561,7 +561,7 @@ mod tests {
         assert_eq!(paper.qsccp.min_data_per_flow, 0);
         assert!(!paper.mircc.secondary_keeps_headroom);
         assert!(!paper.mircc.secondary_starts_at_floor);
-        assert!(!paper.rcp.one_data_allowance);
+        assert!(!paper.rcp.queue_allowance);
         assert!(toml::from_str::<CcConfig>("[ccc]\nprofile = \"literal\"\n").is_err());
         assert!(toml::from_str::<CcConfig>("[ccc]\nprofile = \"paper\"\nreductio = 1\n").is_err());
     }

@@ -58,8 +58,8 @@ pub(crate) fn rate_link_config(cfg: &CcConfig, kind: CcScheme) -> RateLinkConfig
         },
         period_bounds: cfg.period_bounds(),
         mean_queue,
-        rcp_one_data_allowance: cfg.rcp.one_data_allowance,
-        // Which part `one_data_allowance` leaves: the queue paced flows
+        rcp_queue_allowance: cfg.rcp.queue_allowance,
+        // Which part `queue_allowance` leaves: the queue paced flows
         // meet by chance in the tuned profile (docs/deviations.md R2).
         chance_queue_allowance: by_profile.chance_queue_allowance,
         shaper_holds_chance_queue: by_profile.shaper_holds_chance_queue,
