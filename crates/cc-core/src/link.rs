@@ -125,14 +125,22 @@ pub fn control_period(
     let Some(rtt) = rtt.filter(|r| *r > Duration::ZERO) else {
         return bounds.max;
     };
-    let lumpy = match data_bytes {
-        Some(b) if capacity_bps > 0.0 && b.is_finite() && b > 0.0 => {
-            let s = f64::from(bounds.min_data) * b * 8.0 / capacity_bps;
-            Duration::from_nanos((s * 1e9).min(u64::MAX as f64) as u64)
-        }
-        _ => Duration::ZERO,
-    };
+    let s = bounds.min_data_span_s(data_bytes, capacity_bps);
+    let lumpy = Duration::from_nanos((s * 1e9).min(u64::MAX as f64) as u64);
     rtt.max(bounds.min).min(bounds.max).max(lumpy)
+}
+
+impl PeriodBounds {
+    /// Seconds that `min_data` Data of `data_bytes` take at `capacity_bps`;
+    /// 0 before the Data size is known or without a capacity.
+    pub fn min_data_span_s(&self, data_bytes: Option<f64>, capacity_bps: f64) -> f64 {
+        match data_bytes {
+            Some(b) if capacity_bps > 0.0 && b.is_finite() && b > 0.0 => {
+                f64::from(self.min_data) * b * 8.0 / capacity_bps
+            }
+            _ => 0.0,
+        }
+    }
 }
 
 impl LinkLaw for RcpLink {

@@ -495,12 +495,9 @@ impl<T> RateLink<T> {
             _ => (0.0, 0.0),
         };
         if let Some(e) = elapsed {
-            let span_s = match self.inflation.data_bytes() {
-                Some(b) if self.capacity_bps > 0.0 => {
-                    f64::from(self.period_bounds.min_data) * b * 8.0 / self.capacity_bps
-                }
-                _ => 0.0,
-            };
+            let span_s = self
+                .period_bounds
+                .min_data_span_s(self.inflation.data_bytes(), self.capacity_bps);
             self.averaged_load.update(
                 e,
                 span_s,
@@ -510,17 +507,6 @@ impl<T> RateLink<T> {
             );
         }
         let load = self.averaged_load;
-        let chance = if self.chance_queue_allowance && !self.dual {
-            chance_allowance_bytes(
-                self.inflation.data_bytes(),
-                load.primary_bps,
-                load.input_bps,
-                load.rate_bps,
-                self.capacity_bps,
-            )
-        } else {
-            0
-        };
         if self.shaper_holds_chance_queue {
             self.shaper.set_delay_floor(chance_wait(
                 self.inflation.data_bytes(),
@@ -533,7 +519,13 @@ impl<T> RateLink<T> {
         let queue_bytes = if self.dual || !self.rcp_queue_allowance {
             queue
         } else if self.chance_queue_allowance {
-            queue.saturating_sub(chance)
+            queue.saturating_sub(chance_allowance_bytes(
+                self.inflation.data_bytes(),
+                load.primary_bps,
+                load.input_bps,
+                load.rate_bps,
+                self.capacity_bps,
+            ))
         } else {
             crate::rcp::queue_beyond_one_data(queue, self.inflation.data_bytes())
         };
@@ -578,7 +570,7 @@ impl<T> RateLink<T> {
 /// Data there) ends that loop: 94.9 % with R's spread at 2.1 %. A queue no
 /// rate removes is physics for both laws, so MIRCC gets it too, and MIRCC
 /// lets it stand (p95 15.5 → 25.7 ms for ten 1200-byte flows on 2 Mbit/s):
-/// off in both profiles until that is settled (docs/deviations.md R2).
+/// RCP only, in the tuned profile (docs/deviations.md R2).
 pub fn chance_allowance_bytes(
     data_bytes: Option<f64>,
     primary_bps: f64,
