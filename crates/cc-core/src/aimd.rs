@@ -12,6 +12,14 @@
 //!   Data never increases the window; a timeout also backs off the RTO;
 //! * defaults: init_cwnd 2, ssthresh ∞, ai_step 1, md_coef 0.5.
 //!
+//! Proportional cut on marks ([`AimdConfig::proportional_mark_cut`], the
+//! tuned PCON consumer; DCTCP, RFC 8257 §3.3-3.4): the fraction F of Data
+//! marked in each round trip feeds α ← (1 − g)·α + g·F (g = 1/16, α from
+//! 1), and a mark the gate lets through sets `ssthresh = cwnd·(1 − α/2)`.
+//! A queue that step marking ([`crate::codel::CodelConfig::step_marking`])
+//! marks for a whole round trip halves the window; one that only brushes
+//! the target takes a few percent.
+//!
 //! Deviations: ndnget gates decreases on segment numbers (`highData >
 //! recPoint`, with `recPoint = highInterest` at the last decrease). The
 //! [`crate::law::ConsumerLaw`] interface carries no segment for sent Interests, so the
@@ -20,6 +28,7 @@
 //! the same condition when segments are sent in increasing order. The window
 //! is clamped to `[min_window, max_window]` (ndnget has no explicit bounds).
 
+use crate::law::DataFeedback;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
 use crate::window::{window_consumer_law, WindowCore, WindowLaw};
@@ -53,6 +62,11 @@ pub struct AimdConfig {
     pub disable_cwa: bool,
     /// Treat marked Data as unmarked.
     pub ignore_marks: bool,
+    /// Cut on a mark by `1 − α/2`, α the smoothed fraction of Data marked
+    /// per round trip (module doc); `mark_md_coef` is then unused.
+    pub proportional_mark_cut: bool,
+    /// Least ssthresh a decrease leaves (ndnget's [`MIN_SSTHRESH`], 2).
+    pub min_ssthresh: f64,
     /// Lower bound of the window, Interests.
     pub min_window: f64,
     /// Upper bound of the window, Interests.
@@ -72,9 +86,55 @@ impl Default for AimdConfig {
             reset_cwnd_to_init: false,
             disable_cwa: false,
             ignore_marks: false,
+            proportional_mark_cut: false,
+            min_ssthresh: MIN_SSTHRESH,
             min_window: 1.0,
             max_window: 1_000_000.0,
             rtt: RttConfig::default(),
+        }
+    }
+}
+
+/// DCTCP's gain g of the marked-fraction average (RFC 8257 §4.2: 1/16).
+pub const MARK_FRACTION_GAIN: f64 = 1.0 / 16.0;
+
+/// The marked fraction of the Data of each round trip, smoothed (α).
+#[derive(Debug, Clone, Copy)]
+struct MarkedFraction {
+    alpha: f64,
+    /// When the round trip being counted began.
+    round_start: Option<Timestamp>,
+    marked: u32,
+    total: u32,
+}
+
+impl MarkedFraction {
+    fn new() -> Self {
+        MarkedFraction {
+            alpha: 1.0,
+            round_start: None,
+            marked: 0,
+            total: 0,
+        }
+    }
+
+    /// Counts a Data; a Data whose Interest left after the round began
+    /// closes the round and folds its fraction into α.
+    fn on_data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        self.total = self.total.saturating_add(1);
+        if fb.congestion_mark > 0 {
+            self.marked = self.marked.saturating_add(1);
+        }
+        let Some(start) = self.round_start else {
+            self.round_start = Some(now);
+            return;
+        };
+        if fb.rtt.is_some_and(|rtt| now - rtt >= start) {
+            let f = f64::from(self.marked) / f64::from(self.total.max(1));
+            self.alpha += MARK_FRACTION_GAIN * (f - self.alpha);
+            self.round_start = Some(now);
+            self.marked = 0;
+            self.total = 0;
         }
     }
 }
@@ -85,6 +145,7 @@ pub struct Aimd {
     cfg: AimdConfig,
     ssthresh: f64,
     core: WindowCore,
+    marked: MarkedFraction,
 }
 
 impl Aimd {
@@ -94,6 +155,7 @@ impl Aimd {
             cfg,
             ssthresh: cfg.init_ssthresh,
             core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt),
+            marked: MarkedFraction::new(),
         };
         a.clamp();
         a
@@ -119,6 +181,12 @@ impl Aimd {
         self.core.stats
     }
 
+    /// The smoothed fraction of Data marked per round trip (α; tracked
+    /// always, used when `proportional_mark_cut` is set).
+    pub fn marked_fraction(&self) -> f64 {
+        self.marked.alpha
+    }
+
     fn clamp(&mut self) {
         self.core.clamp(self.cfg.min_window, self.cfg.max_window);
     }
@@ -140,13 +208,25 @@ impl WindowLaw for Aimd {
     }
 
     fn decrease_on_mark(&mut self, _now: Timestamp) {
-        self.decrease_by(self.cfg.mark_md_coef.unwrap_or(self.cfg.md_coef));
+        let coef = if self.cfg.proportional_mark_cut {
+            1.0 - self.marked.alpha / 2.0
+        } else {
+            self.cfg.mark_md_coef.unwrap_or(self.cfg.md_coef)
+        };
+        self.decrease_by(coef);
+    }
+
+    fn data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        if !self.core.ignores_marks() {
+            self.marked.on_data(now, fb);
+        }
+        self.apply_data(now, fb);
     }
 }
 
 impl Aimd {
     fn decrease_by(&mut self, coef: f64) {
-        self.ssthresh = (self.core.cwnd * coef).max(MIN_SSTHRESH);
+        self.ssthresh = (self.core.cwnd * coef).max(self.cfg.min_ssthresh);
         self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd
         } else {
@@ -260,6 +340,49 @@ mod tests {
         }
         assert_eq!((b.cwnd(), b.ssthresh()), (2.0, 2.0));
         assert!(b.rtt().rto() > Duration::from_secs(1));
+    }
+
+    /// α follows the marked fraction round by round; the cut is α/2 and
+    /// the floor one Interest.
+    #[test]
+    fn proportional_cut_follows_the_marked_fraction() {
+        let mut a = Aimd::new(AimdConfig {
+            proportional_mark_cut: true,
+            min_ssthresh: 1.0,
+            init_cwnd: 20.0,
+            init_ssthresh: 20.0,
+            ..AimdConfig::default()
+        });
+        // 40 round trips of 10 ms, one Data a millisecond, none marked:
+        // α decays by 15/16 a round.
+        for t in 0..400 {
+            a.on_data(Timestamp::from_millis(t), &data(10, 0));
+        }
+        let alpha = a.marked_fraction();
+        assert!(alpha < 0.1 && alpha > 0.05, "{alpha}");
+        let w = a.cwnd();
+        a.on_data(Timestamp::from_millis(400), &data(10, 1));
+        assert!((a.cwnd() - w * (1.0 - alpha / 2.0)).abs() < 1e-9);
+        // Every Data marked: α climbs towards 1, cuts deepen, and the
+        // window ends at the floor of one Interest.
+        for t in 401..2000 {
+            a.on_data(Timestamp::from_millis(t), &data(10, 1));
+        }
+        assert!(a.marked_fraction() > 0.99);
+        assert_eq!(a.cwnd(), 1.0);
+        // The fixed factor applies when the cut is not proportional.
+        let mut b = Aimd::new(AimdConfig {
+            mark_md_coef: Some(0.8),
+            init_cwnd: 20.0,
+            init_ssthresh: 20.0,
+            ..AimdConfig::default()
+        });
+        for t in 0..400 {
+            b.on_data(Timestamp::from_millis(t), &data(10, 0));
+        }
+        let w = b.cwnd();
+        b.on_data(Timestamp::from_millis(400), &data(10, 1));
+        assert!((b.cwnd() - w * 0.8).abs() < 1e-9);
     }
 
     proptest! {

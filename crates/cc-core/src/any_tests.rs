@@ -14,11 +14,7 @@ fn boxed(kind: LawKind, cfg: &ConsumerLawConfig) -> Box<dyn ConsumerLaw> {
         LawKind::Aimd => Box::new(Aimd::new(cfg.aimd)),
         LawKind::Cubic => Box::new(Cubic::new(cfg.cubic)),
         LawKind::Pcon => match cfg.pcon_window {
-            PconWindow::Aimd => Box::new(Aimd::new(AimdConfig {
-                ignore_marks: false,
-                mark_md_coef: Some(crate::pcon::PCON_MARK_MD_COEF),
-                ..cfg.aimd
-            })),
+            PconWindow::Aimd => Box::new(Aimd::new(crate::pcon::pcon_aimd(cfg.aimd))),
             PconWindow::Cubic => Box::new(Cubic::new(CubicConfig {
                 ignore_marks: false,
                 ..cfg.cubic
@@ -162,8 +158,8 @@ fn pcon_reacts_to_marks_even_when_aimd_ignores_them() {
     assert!(w(&aimd) > 20.0, "ignored mark: additive increase");
     assert_eq!(
         w(&pcon),
-        20.0 * crate::pcon::PCON_MARK_MD_COEF,
-        "PCON cuts on a mark (ABE)"
+        10.0,
+        "PCON cuts on a mark: by α/2, and α starts at 1"
     );
 }
 

@@ -12,6 +12,18 @@
 //! Deviation: RFC 8289 drops every due packet in a loop while dequeuing;
 //! here each dequeue returns at most one mark, so the caller marks the packet
 //! it is about to send (NDNLPv2 CongestionMark) and nothing is dropped.
+//!
+//! Step marking ([`CodelConfig::step_marking`], PCON's tuned profile,
+//! docs/deviations.md): CoDel's interval still has to pass before a queue's
+//! first episode (a burst, such as a slow start's, drains unmarked), but
+//! once marks have started, and while they recur within 16 intervals, every
+//! packet that waited at least `target` with another packet behind it is
+//! marked. The consumer then sees which fraction of its Data queued and
+//! cuts in proportion ([`crate::aimd::AimdConfig::proportional_mark_cut`]).
+//! The RFC's spacing let a standing queue last: an episode only starts
+//! after a whole interval above target (3 Data times for 8 KB Data on
+//! 2 Mbit/s, while the window grows), marks come `interval/√count` apart,
+//! and the MTU rule leaves one largest packet standing unmarked.
 
 use crate::time::{Duration, Timestamp};
 
@@ -26,8 +38,12 @@ pub struct CodelConfig {
     /// base spacing of marks.
     pub interval: Duration,
     /// Backlog at or below which the queue never counts as congested
-    /// (RFC 8289's MAXPACKET), bytes.
+    /// (RFC 8289's MAXPACKET), bytes. Not used while step marking.
     pub mtu_bytes: usize,
+    /// After the first episode, mark every packet that waited `target` or
+    /// more with a packet behind it, while marks recur within 16
+    /// intervals (module doc). Off: RFC 8289.
+    pub step_marking: bool,
 }
 
 impl Default for CodelConfig {
@@ -36,6 +52,7 @@ impl Default for CodelConfig {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(100),
             mtu_bytes: 1_500,
+            step_marking: false,
         }
     }
 }
@@ -120,6 +137,9 @@ impl CodelMarker {
     /// Reports the dequeue of a packet that waited `sojourn`, leaving
     /// `backlog_bytes` behind; returns whether to mark it.
     pub fn on_dequeue(&mut self, now: Timestamp, sojourn: Duration, backlog_bytes: usize) -> bool {
+        if self.cfg.step_marking {
+            return self.step_dequeue(now, sojourn, backlog_bytes);
+        }
         let ok_to_mark = self.sojourn_above(now, sojourn, backlog_bytes);
         if self.marking {
             if !ok_to_mark {
@@ -148,13 +168,52 @@ impl CodelMarker {
         true
     }
 
-    /// Whether the marker is in its marking state.
-    /// True when no episode is being detected or marked (a per-flow
-    /// marker in this state may be dropped and made afresh).
-    pub fn is_idle(&self) -> bool {
-        self.first_above.is_none() && !self.marking
+    /// Step marking (module doc): marks every packet above target once
+    /// marks have started and while they recur; the first episode waits an
+    /// interval. `mark_next` holds the last mark's time.
+    fn step_dequeue(&mut self, now: Timestamp, sojourn: Duration, backlog_bytes: usize) -> bool {
+        if sojourn < self.target || backlog_bytes == 0 {
+            self.first_above = None;
+            self.marking = false;
+            return false;
+        }
+        let detected = match self.first_above {
+            _ if self.marking || self.recurring(now) => true,
+            None => {
+                self.first_above = Some(now + self.cfg.interval);
+                false
+            }
+            Some(t) => now >= t,
+        };
+        if !detected {
+            return false;
+        }
+        if !self.marking {
+            self.marking = true;
+            self.stats.episodes += 1;
+        }
+        self.count = self.count.saturating_add(1);
+        self.mark_next = now;
+        self.stats.marks += 1;
+        true
     }
 
+    /// Step marking: the last mark was within 16 intervals (RFC 8289's
+    /// re-entry window), so a new episode starts without waiting.
+    fn recurring(&self, now: Timestamp) -> bool {
+        self.cfg.step_marking
+            && self.stats.marks > 0
+            && now.saturating_since(self.mark_next) < self.cfg.interval * 16
+    }
+
+    /// True when no episode is being detected or marked and none would
+    /// start at once (a per-flow marker in this state may be dropped and
+    /// made afresh).
+    pub fn is_idle(&self, now: Timestamp) -> bool {
+        self.first_above.is_none() && !self.marking && !self.recurring(now)
+    }
+
+    /// Whether the marker is in its marking state.
     pub fn is_marking(&self) -> bool {
         self.marking
     }
@@ -277,7 +336,63 @@ mod tests {
         assert_eq!(c.count(), before.saturating_sub(1));
     }
 
+    fn stepping() -> CodelMarker {
+        CodelMarker::new(CodelConfig {
+            step_marking: true,
+            ..CodelConfig::default()
+        })
+    }
+
+    #[test]
+    fn step_marking_waits_an_interval_once_then_marks_every_queued_packet() {
+        let mut c = stepping();
+        let ms = Timestamp::from_millis;
+        let d10 = Duration::from_millis(10);
+        // A burst that drains within the interval is not marked.
+        for t in 0..50 {
+            assert!(!c.on_dequeue(ms(t), d10, 8000));
+        }
+        assert!(!c.on_dequeue(ms(50), Duration::ZERO, 0));
+        assert!(c.is_idle(ms(51)));
+        // A standing queue: the first mark after one interval ...
+        let marks: alloc::vec::Vec<u64> = (60..=200)
+            .filter(|&t| c.on_dequeue(ms(t), d10, 8000))
+            .collect();
+        assert_eq!(marks.first(), Some(&160));
+        // ... then every packet above target.
+        assert_eq!(marks.len(), 41);
+        // One 8 KB Data waiting behind the one leaving is marked too: no
+        // MTU rule while stepping.
+        assert!(c.on_dequeue(ms(201), Duration::from_millis(32), 8000));
+        // Below target, or nothing behind: no mark, and the episode ends.
+        assert!(!c.on_dequeue(ms(202), Duration::from_millis(4), 8000));
+        assert!(!c.on_dequeue(ms(203), d10, 0));
+        assert!(!c.is_marking());
+        // Marks recur at once within 16 intervals of the last one ...
+        assert!(!c.is_idle(ms(300)));
+        assert!(c.on_dequeue(ms(300), d10, 8000));
+        assert_eq!(c.stats().episodes, 2);
+        // ... and after a quiet 1.6 s the interval applies again.
+        assert!(!c.on_dequeue(ms(301), Duration::ZERO, 0));
+        assert!(c.is_idle(ms(1_901)));
+        assert!(!c.on_dequeue(ms(1_901), d10, 8000));
+        assert!(c.on_dequeue(ms(2_001), d10, 8000));
+    }
+
     proptest! {
+        #[test]
+        fn step_marking_never_marks_below_target_or_an_empty_queue(
+            ev in proptest::collection::vec((0u64..50_000_000, 0u64..50_000_000, 0usize..20_000), 1..300)
+        ) {
+            let mut c = stepping();
+            let mut now = 0u64;
+            for (dt, soj, backlog) in ev {
+                now += dt;
+                let m = c.on_dequeue(Timestamp::from_nanos(now), Duration::from_nanos(soj), backlog);
+                if soj < 5_000_000 || backlog == 0 { prop_assert!(!m); }
+            }
+        }
+
         #[test]
         fn never_marks_below_target_and_never_panics(
             ev in proptest::collection::vec((0u64..50_000_000, 0u64..50_000_000, 0usize..100_000), 1..300)

@@ -105,6 +105,12 @@ pub struct PconConfig {
     pub probing_probability: f64,
     /// Minimum spacing of updates caused by marked Nacks.
     pub nack_update_spacing: Duration,
+    /// Minimum spacing of updates caused by marked Data (zero: every
+    /// marked Data moves the split, as PCON's strategy). With step marking
+    /// (`codel::CodelConfig::step_marking`) every Data that queued past the
+    /// target is marked, tens of times RFC CoDel's marks; spaced like the
+    /// Nack updates the split moves about as often as under RFC marking.
+    pub mark_update_spacing: Duration,
     /// Start with 100 % on the first next hop (else an equal split).
     pub init_shortest_path: bool,
     /// Bound on next hops tracked per prefix.
@@ -117,6 +123,7 @@ impl Default for PconConfig {
             change_per_mark: 0.02,
             probing_probability: 0.001,
             nack_update_spacing: Duration::from_millis(110),
+            mark_update_spacing: Duration::ZERO,
             init_shortest_path: true,
             max_faces: 32,
         }
@@ -143,6 +150,7 @@ pub struct PconSplit {
     cfg: PconConfig,
     faces: Vec<(u64, f64)>,
     last_nack_update: Option<Timestamp>,
+    last_mark_update: Option<Timestamp>,
 }
 
 impl PconSplit {
@@ -152,6 +160,7 @@ impl PconSplit {
             cfg,
             faces: Vec::new(),
             last_nack_update: None,
+            last_mark_update: None,
         }
     }
 
@@ -187,8 +196,23 @@ impl PconSplit {
         Some(PconChoice { face, probe_others })
     }
 
-    /// A Data carrying a congestion mark came back from `face`.
-    pub fn on_marked_data(&mut self, face: u64) {
+    /// A Data carrying a congestion mark came back from `face` (moves the
+    /// split at most once per `mark_update_spacing`).
+    pub fn on_marked_data(&mut self, now: Timestamp, face: u64) {
+        let spacing = self.cfg.mark_update_spacing;
+        if spacing > Duration::ZERO {
+            if self
+                .last_mark_update
+                .is_some_and(|t| now.saturating_since(t) < spacing)
+            {
+                return;
+            }
+            self.last_mark_update = Some(now);
+        }
+        self.shift(face);
+    }
+
+    fn shift(&mut self, face: u64) {
         if let Some(p) = self.percentage(face) {
             self.shift_from(face, self.cfg.change_per_mark * p);
         }
@@ -203,7 +227,7 @@ impl PconSplit {
             return;
         }
         self.last_nack_update = Some(now);
-        self.on_marked_data(face);
+        self.shift(face);
     }
 
     /// A PIT entry expired with its out-record on `face`.
@@ -256,23 +280,41 @@ impl Default for PconSplit {
     }
 }
 
-/// AIMD's decrease on a congestion mark in a PCON consumer [D]: 0.8, the
-/// Alternative Backoff with ECN of RFC 8511, where ndnget halves as on a
-/// loss. A mark comes from CoDel while the queue is still short, and
-/// halving on it drained the queue and the pipe with it: over the
-/// envelope sweep's 108 PCON points, 0.8 met the bounds at 52 against 41
-/// (single flows at 10-50 Mbit/s and 50-150 ms went from 80-88 % to
-/// 95-99 % utilisation; three flows of 8 KB Data at 10 Mbit/s and 50 ms
-/// from a 52 ms to a 39 ms p95 queue), and moved none outside them.
-/// Timeouts and congestion Nacks still halve.
-pub const PCON_MARK_MD_COEF: f64 = 0.8;
+/// The tuned PCON consumer's least ssthresh [D]: one Interest, where
+/// ndnget keeps two. The envelope's window floor is one Data per flow
+/// beyond the bandwidth-delay product; with two, three flows of 8 KB Data
+/// on 2 Mbit/s at 10 ms kept five Data queued (161 ms at p95) and ten kept
+/// nineteen (612 ms), twice what one each leaves (docs/deviations.md).
+pub const PCON_MIN_SSTHRESH: f64 = 1.0;
 
-/// AIMD's decrease on a mark in a PCON consumer of `profile`: the paper's
-/// consumer (ndnget) halves as on a loss; tuned uses [`PCON_MARK_MD_COEF`].
-pub fn pcon_mark_md_coef(profile: crate::Profile) -> f64 {
+/// AIMD's decrease on a mark in a PCON consumer of `profile` when it is a
+/// fixed factor: the paper's consumer (ndnget) halves as on a loss. The
+/// tuned consumer cuts in proportion instead ([`pcon_aimd`]).
+pub fn pcon_mark_md_coef(profile: crate::Profile) -> Option<f64> {
     match profile {
-        crate::Profile::Paper => 0.5,
-        crate::Profile::Tuned => PCON_MARK_MD_COEF,
+        crate::Profile::Paper => Some(0.5),
+        crate::Profile::Tuned => None,
+    }
+}
+
+/// The AIMD window of a PCON consumer from `aimd`: marks always count;
+/// with a fixed cut on a mark (`mark_md_coef`, the paper's 0.5 or a
+/// user's) ndnget's rules, else the tuned consumer [D]: the cut in
+/// proportion to the marked fraction of each round trip (DCTCP; it pairs
+/// with the routers' step marking, docs/deviations.md) and a floor of
+/// [`PCON_MIN_SSTHRESH`].
+pub fn pcon_aimd(aimd: AimdConfig) -> AimdConfig {
+    match aimd.mark_md_coef {
+        Some(_) => AimdConfig {
+            ignore_marks: false,
+            ..aimd
+        },
+        None => AimdConfig {
+            ignore_marks: false,
+            proportional_mark_cut: true,
+            min_ssthresh: PCON_MIN_SSTHRESH,
+            ..aimd
+        },
     }
 }
 
@@ -299,14 +341,11 @@ pub enum PconConsumer {
 
 impl PconConsumer {
     /// Builds the chosen window from its config, with `ignore_marks` forced
-    /// off: marks are PCON's only congestion signal besides timeouts.
+    /// off: marks are PCON's only congestion signal besides timeouts. The
+    /// AIMD window is [`pcon_aimd`]'s.
     pub fn new(window: PconWindow, aimd: AimdConfig, cubic: CubicConfig) -> Self {
         match window {
-            PconWindow::Aimd => PconConsumer::Aimd(Aimd::new(AimdConfig {
-                ignore_marks: false,
-                mark_md_coef: aimd.mark_md_coef.or(Some(PCON_MARK_MD_COEF)),
-                ..aimd
-            })),
+            PconWindow::Aimd => PconConsumer::Aimd(Aimd::new(pcon_aimd(aimd))),
             PconWindow::Cubic => PconConsumer::Cubic(Cubic::new(CubicConfig {
                 ignore_marks: false,
                 ..cubic
@@ -382,7 +421,7 @@ mod tests {
         let c = s.choose(&[7, 8, 9], &mut rng).unwrap();
         assert_eq!(c.face, 7);
         assert_eq!(s.percentage(7), Some(1.0));
-        s.on_marked_data(7);
+        s.on_marked_data(Timestamp::ZERO, 7);
         assert!((s.percentage(7).unwrap() - 0.98).abs() < 1e-12);
         assert!((s.percentage(8).unwrap() - 0.01).abs() < 1e-12);
         s.on_expiry(7);
@@ -391,6 +430,22 @@ mod tests {
         let after_first = s.percentage(7).unwrap();
         s.on_marked_nack(Timestamp::from_millis(50), 7); // within 110 ms: ignored
         assert_eq!(s.percentage(7).unwrap(), after_first);
+    }
+
+    #[test]
+    fn spaced_mark_updates_move_the_split_once_per_spacing() {
+        let mut s = PconSplit::new(PconConfig {
+            mark_update_spacing: Duration::from_millis(110),
+            ..PconConfig::default()
+        });
+        let mut rng = StdRng::seed_from_u64(1);
+        s.choose(&[7, 8], &mut rng).unwrap();
+        for ms in [0, 10, 50, 109] {
+            s.on_marked_data(Timestamp::from_millis(ms), 7);
+        }
+        assert!((s.percentage(7).unwrap() - 0.98).abs() < 1e-12);
+        s.on_marked_data(Timestamp::from_millis(110), 7);
+        assert!((s.percentage(7).unwrap() - 0.98 * 0.98).abs() < 1e-12);
     }
 
     proptest! {
@@ -402,7 +457,7 @@ mod tests {
             for (op, f) in ops {
                 match op {
                     0 => { let c = s.choose(&cands, &mut rng).unwrap(); prop_assert!(cands.contains(&c.face)); }
-                    1 => s.on_marked_data(f),
+                    1 => s.on_marked_data(Timestamp::ZERO, f),
                     _ => s.on_expiry(f),
                 }
                 let sum: f64 = cands.iter().filter_map(|&f| s.percentage(f)).sum();

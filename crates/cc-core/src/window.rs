@@ -152,6 +152,11 @@ impl WindowCore {
         }
     }
 
+    /// Whether marked Data are treated as unmarked.
+    pub(crate) fn ignores_marks(&self) -> bool {
+        self.ignore_marks
+    }
+
     /// Whether a Nack counts as a loss; any other Nack just ends its Interest.
     pub(crate) fn nack_is_loss(&mut self, fb: &NackFeedback) -> bool {
         if !fb.congestion {
@@ -219,6 +224,11 @@ pub(crate) trait WindowLaw: HasWindowCore {
     /// Books a Data and applies it: by default a mark decreases at most once
     /// per RTT and never increases.
     fn data(&mut self, now: Timestamp, fb: &DataFeedback) {
+        self.apply_data(now, fb);
+    }
+
+    /// [`WindowLaw::data`]'s default, for laws that look at a Data first.
+    fn apply_data(&mut self, now: Timestamp, fb: &DataFeedback) {
         match self.core_mut().on_data(now, fb) {
             DataVerdict::Increase => self.increase(now),
             DataVerdict::Decrease => self.decrease_on_mark(now),

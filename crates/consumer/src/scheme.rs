@@ -43,7 +43,9 @@ pub struct SchemeOptions {
     /// `--aimd-beta`: multiplicative decrease of AIMD.
     pub aimd_beta: f64,
     /// `--aimd-mark-beta`: AIMD's decrease on a congestion mark (default:
-    /// `aimd_beta` for `aimd`, [`cc_core::pcon::PCON_MARK_MD_COEF`] for `pcon`).
+    /// `aimd_beta` for `aimd`; for `pcon` the paper's 0.5, or in the tuned
+    /// profile a cut in proportion to the marked fraction,
+    /// [`cc_core::pcon::pcon_aimd`]).
     pub aimd_mark_beta: Option<f64>,
     /// `--cubic-beta`: multiplicative decrease of CUBIC.
     pub cubic_beta: f64,
@@ -171,10 +173,12 @@ impl SchemeOptions {
             ai_step: self.aimd_step,
             md_coef: self.aimd_beta,
             // PCON's paper consumer halves on a mark as on a loss; tuned
-            // leaves it unset so PconConsumer applies its ABE factor.
-            mark_md_coef: self.aimd_mark_beta.or((self.kind == LawKind::Pcon
-                && self.profile == Profile::Paper)
-                .then(|| cc_core::pcon::pcon_mark_md_coef(Profile::Paper))),
+            // leaves it unset so PconConsumer cuts in proportion.
+            mark_md_coef: self.aimd_mark_beta.or(if self.kind == LawKind::Pcon {
+                cc_core::pcon::pcon_mark_md_coef(self.profile)
+            } else {
+                None
+            }),
             reset_cwnd_to_init: self.reset_cwnd_to_init,
             disable_cwa: self.disable_cwa,
             ignore_marks: self.ignore_marks,

@@ -402,9 +402,10 @@ fn fixed_and_none_keep_their_limit_under_marks() {
     }
 }
 
-/// `--profile paper` gives PCON ndnget's halving on a mark (tuned: ABE's
-/// 0.8) and WinCM the paper's β = 4 (tuned 1.5); `--aimd-mark-beta` wins
-/// over either.
+/// `--profile paper` gives PCON ndnget's halving on a mark (tuned: the cut
+/// in proportion to the marked fraction, which starts at one, so the first
+/// mark halves too; `--aimd-mark-beta` makes it a fixed factor) and WinCM
+/// the paper's β = 4 (tuned 1.5); `--aimd-mark-beta` wins over either.
 #[test]
 fn pcon_and_wincm_profiles_reach_the_laws() {
     let mark = DataFeedback {
@@ -423,7 +424,8 @@ fn pcon_and_wincm_profiles_reach_the_laws() {
         law.on_data(Timestamp::from_millis(100), &mark);
         value(law.limit())
     };
-    assert_eq!(after_mark(LawKind::Pcon, Profile::Tuned, None), 16.0);
+    assert_eq!(after_mark(LawKind::Pcon, Profile::Tuned, None), 10.0);
+    assert_eq!(after_mark(LawKind::Pcon, Profile::Tuned, Some(0.8)), 16.0);
     assert_eq!(after_mark(LawKind::Pcon, Profile::Paper, None), 10.0);
     assert_eq!(after_mark(LawKind::Pcon, Profile::Paper, Some(0.9)), 18.0);
     assert_eq!(after_mark(LawKind::Aimd, Profile::Tuned, None), 10.0);

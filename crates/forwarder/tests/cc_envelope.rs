@@ -285,9 +285,6 @@ fn one_point() {
 /// leaves the envelope (a regression) and when one of these enters it (the
 /// list must then shrink).
 const CI_KNOWN_OUTSIDE: &[(&str, &str)] = &[
-    ("pcon", "dumbbell size=8000 cap=2M rtt=150ms flows=1"),
-    ("pcon", "dumbbell size=4400 cap=10M rtt=50ms flows=3"),
-    ("pcon", "parking-lot-2 size=4400 cap=10M"),
     ("wincm", "dumbbell size=8000 cap=2M rtt=150ms flows=1"),
     ("wincm", "dumbbell size=4400 cap=10M rtt=50ms flows=3"),
     ("wincm", "parking-lot-2 size=4400 cap=10M"),

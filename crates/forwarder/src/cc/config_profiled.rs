@@ -392,6 +392,14 @@ pub struct PconParams {
     /// (tuned). The paper marks one FIFO per face; per flow, long-RTT and
     /// multi-hop flows keep their share (see the forwarder README).
     pub flow_queues: bool,
+    /// CoDel step marking after the first episode (tuned; cc-core
+    /// `codel::CodelConfig::step_marking`), for consumers that cut in
+    /// proportion to the marked fraction.
+    pub step_marking: bool,
+    /// Least time between split updates caused by marked Data, ms (tuned
+    /// 110, as the Nack updates; paper 0: every marked Data). Step marking
+    /// marks tens of times more Data than RFC CoDel.
+    pub mark_update_spacing_ms: u64,
 }
 
 impl PconParams {
@@ -406,6 +414,12 @@ impl PconParams {
             change_per_mark: p.change_per_mark,
             probing_probability: p.probing_probability,
             flow_queues: profile == Profile::Tuned,
+            step_marking: profile == Profile::Tuned,
+            mark_update_spacing_ms: if profile == Profile::Tuned {
+                p.nack_update_spacing.as_millis() as u64
+            } else {
+                0
+            },
         }
     }
 }
@@ -418,6 +432,8 @@ profiled_params!(
         change_per_mark: f64,
         probing_probability: f64,
         flow_queues: bool,
+        step_marking: bool,
+        mark_update_spacing_ms: u64,
     }
 );
 
@@ -509,6 +525,14 @@ mod tests {
             toml::from_str("[pcon]\nprofile = \"paper\"\n[wincm]\nprofile = \"paper\"\nd = 1.2\n")
                 .unwrap();
         assert!(!paper.pcon.flow_queues);
+        assert!(!paper.pcon.step_marking && tuned.pcon.step_marking);
+        assert_eq!(
+            (
+                paper.pcon.mark_update_spacing_ms,
+                tuned.pcon.mark_update_spacing_ms
+            ),
+            (0, 110)
+        );
         assert_eq!(paper.pcon.target_ms, 5);
         assert_eq!(
             (

@@ -70,9 +70,9 @@ impl Marker {
         }
     }
 
-    fn idle(&self) -> bool {
+    fn idle(&self, now: Timestamp) -> bool {
         match self {
-            Marker::Codel(c) => c.is_idle(),
+            Marker::Codel(c) => c.is_idle(now),
             Marker::MultiMark(m) => m.is_idle(),
         }
     }
@@ -136,10 +136,10 @@ impl FaceMarker {
     }
 
     /// Drops per-flow markers with no episode under way.
-    pub(crate) fn prune(&mut self) {
+    pub(crate) fn prune(&mut self, now: Timestamp) {
         let retired = &mut self.retired;
         self.flows.retain(|_, m| {
-            if m.idle() {
+            if m.idle(now) {
                 let (a, b) = m.counts();
                 retired.0 += a;
                 retired.1 += b;
@@ -223,8 +223,8 @@ impl FaceMarkers {
     }
 
     /// Drops idle per-flow markers (periodic).
-    pub(crate) fn prune(&mut self) {
-        self.faces.values_mut().for_each(FaceMarker::prune);
+    pub(crate) fn prune(&mut self, now: Timestamp) {
+        self.faces.values_mut().for_each(|f| f.prune(now));
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -274,7 +274,7 @@ mod tests {
         }
         assert!(fat >= 3 && thin == 0, "fat {fat} thin {thin}");
         assert_eq!(m.status().0, fat);
-        m.prune();
+        m.prune(Timestamp::from_millis(400));
         assert_eq!(m.flow_markers(), 1, "the thin flow's marker is idle");
         assert_eq!(m.status().0, fat);
     }

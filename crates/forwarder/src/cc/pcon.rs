@@ -33,11 +33,13 @@ impl Pcon {
             markers: FaceMarkers::new(MarkerLaw::Codel(CodelConfig {
                 target: Duration::from_millis(cfg.pcon.target_ms),
                 interval: Duration::from_millis(cfg.pcon.interval_ms.max(1)),
+                step_marking: cfg.pcon.step_marking,
                 ..CodelConfig::default()
             })),
             split_cfg: PconConfig {
                 change_per_mark: cfg.pcon.change_per_mark,
                 probing_probability: cfg.pcon.probing_probability,
+                mark_update_spacing: Duration::from_millis(cfg.pcon.mark_update_spacing_ms),
                 ..PconConfig::default()
             },
             splits: HashMap::new(),
@@ -69,8 +71,8 @@ impl SchemePart for Pcon {
         }
     }
 
-    fn handle_timeout(&mut self, _now: Timestamp) {
-        self.markers.prune();
+    fn handle_timeout(&mut self, now: Timestamp) {
+        self.markers.prune(now);
     }
 
     fn has_status_work(&self) -> bool {
@@ -124,7 +126,7 @@ impl SchemePart for Pcon {
     ) {
         if d.lp.congestion_mark > 0 {
             if let Some(s) = self.splits.get_mut(&prefix) {
-                s.on_marked_data(in_face.0);
+                s.on_marked_data(d.now, in_face.0);
             }
         }
         d.send_data_to_downstreams(in_face, pit);

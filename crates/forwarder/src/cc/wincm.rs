@@ -82,8 +82,8 @@ impl SchemePart for Wincm {
         }
     }
 
-    fn handle_timeout(&mut self, _now: Timestamp) {
-        self.markers.prune();
+    fn handle_timeout(&mut self, now: Timestamp) {
+        self.markers.prune(now);
     }
 
     fn has_status_work(&self) -> bool {
