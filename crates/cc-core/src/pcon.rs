@@ -139,6 +139,17 @@ pub struct PconChoice {
     pub probe_others: bool,
 }
 
+/// Whether an update spaced at least `spacing` after the last one (`last`)
+/// may happen at `now`; if so it is recorded. A zero spacing lets every
+/// update through.
+fn update_due(last: &mut Option<Timestamp>, now: Timestamp, spacing: Duration) -> bool {
+    if last.is_some_and(|t| now.saturating_since(t) < spacing) {
+        return false;
+    }
+    *last = Some(now);
+    true
+}
+
 /// Uniform float in [0, 1) from 53 random bits.
 pub(crate) fn unit_f64(rng: &mut impl RngCore) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
@@ -199,17 +210,13 @@ impl PconSplit {
     /// A Data carrying a congestion mark came back from `face` (moves the
     /// split at most once per `mark_update_spacing`).
     pub fn on_marked_data(&mut self, now: Timestamp, face: u64) {
-        let spacing = self.cfg.mark_update_spacing;
-        if spacing > Duration::ZERO {
-            if self
-                .last_mark_update
-                .is_some_and(|t| now.saturating_since(t) < spacing)
-            {
-                return;
-            }
-            self.last_mark_update = Some(now);
+        if update_due(
+            &mut self.last_mark_update,
+            now,
+            self.cfg.mark_update_spacing,
+        ) {
+            self.shift(face);
         }
-        self.shift(face);
     }
 
     fn shift(&mut self, face: u64) {
@@ -220,14 +227,13 @@ impl PconSplit {
 
     /// A Nack carrying a congestion mark came back from `face`.
     pub fn on_marked_nack(&mut self, now: Timestamp, face: u64) {
-        if self
-            .last_nack_update
-            .is_some_and(|t| now.saturating_since(t) < self.cfg.nack_update_spacing)
-        {
-            return;
+        if update_due(
+            &mut self.last_nack_update,
+            now,
+            self.cfg.nack_update_spacing,
+        ) {
+            self.shift(face);
         }
-        self.last_nack_update = Some(now);
-        self.shift(face);
     }
 
     /// A PIT entry expired with its out-record on `face`.
