@@ -72,6 +72,9 @@ pub enum AnyStream {
 }
 
 pub type InboundTx = mpsc::Sender<Vec<Inbound>>;
+/// Inbound batches (stream reads, accepts, connects) an engine turn takes
+/// beside the UDP sockets' bounded reads.
+const INBOUND_BATCHES_PER_TURN: usize = 64;
 
 /// Replaces the log filter on SIGHUP (a `tracing_subscriber` reload handle
 /// behind a closure); returns why a filter was refused.

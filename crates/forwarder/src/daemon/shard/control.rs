@@ -26,6 +26,7 @@ use super::worker::{ToPrefixShard, Worker};
 use super::{dispatch, FaceOut, Msg, Pkt, Sockets};
 use crate::config::Config;
 use crate::daemon::listen::{accept_unix, unix_listener};
+use crate::daemon::INBOUND_BATCHES_PER_TURN;
 use crate::daemon::{notify, stream, udp, AnyStream, Inbound};
 use crate::engine::{FaceId, FaceParams};
 use crate::mgmt::{FaceUri, Route};
@@ -206,11 +207,23 @@ impl Control {
                         Some(p) => self.shard0.packet(now, p),
                         None => inbox_closed = true,
                     }
-                    while let Ok(p) = inbox.try_recv() {
-                        self.shard0.packet(now, p);
-                    }
                 }
                 _ = readable(socks) => {}
+            }
+            // Whatever woke the task, every source is served once per turn
+            // (as in the single-thread shell, `shell/mod.rs`): a branch the
+            // biased select always finds ready first (a timer due at every
+            // turn under a flood) must not leave the stream faces' batches
+            // or the other shards' Data waiting.
+            for _ in 0..INBOUND_BATCHES_PER_TURN {
+                match rx.try_recv() {
+                    Ok(batch) => batch.into_iter().for_each(|m| self.inbound(m)),
+                    Err(_) => break,
+                }
+            }
+            let now = self.shard0.now();
+            while let Ok(p) = inbox.try_recv() {
+                self.shard0.packet(now, p);
             }
             let read = self.pump_udp();
             self.hand_off();

@@ -9,8 +9,8 @@
 //! at 8 Mbit/s fell to 0.57 Mbit/s (RTT 0.7-2.2 s, 1602 timeouts); with
 //! the engine loop yielding to the stream tasks (`mod.rs`) but no
 //! isolation, 0.6 Mbit/s; with isolation but no yield, 1.4-4.6 Mbit/s;
-//! with both, 7.9-8.0 Mbit/s (10 of 10 runs with a busy loop on the
-//! other core).
+//! with both and every source served each turn (`mod.rs`), 7.86-7.98
+//! Mbit/s (10 of 10 runs with a busy loop on the other core).
 //!
 //! So a peer that has at least [`ISOLATE_DATAGRAMS_PER_TURN`] datagrams in
 //! one read of the shared socket gets a socket of its own, bound to the

@@ -31,7 +31,7 @@ use tokio::time::Instant;
 
 use super::ethernet::{EthSocket, Mac};
 use super::listen::{accept_tcp, accept_unix, multicast_socket, tcp_listener, unix_listener};
-use super::{notify, udp, Inbound, InboundTx, LogReload};
+use super::{notify, udp, Inbound, InboundTx, LogReload, INBOUND_BATCHES_PER_TURN};
 use crate::config::Config;
 use crate::engine::FaceId;
 use crate::mgmt::{FaceUri, ManagerConfig};
@@ -267,27 +267,35 @@ pub(super) async fn run(
             _ = sweep.tick() => shell.sweep_idle(),
             _ = trim.tick() => shell.return_memory(),
             _ = overflow.tick() => shell.count_receive_overflow(),
-            _ = &mut timer, if armed.is_some() => {
-                // Fired: the next deadline must re-arm it, even if unchanged.
-                armed = None;
-                let now = shell.now();
-                shell.node.handle_timeout(now);
-            }
+            _ = &mut timer, if armed.is_some() => {}
             batch = rx.recv() => {
                 let Some(batch) = batch else { break };
                 shell.handle_batch(batch);
-                // Drain what else is ready before transmitting, bounded.
-                for _ in 0..64 {
-                    match rx.try_recv() {
-                        Ok(b) => shell.handle_batch(b),
-                        Err(_) => break,
-                    }
-                }
             }
             _ = udp_ready(&udp_socks, &backlog) => {}
         }
-        // Whatever woke the task, read the UDP sockets that are ready (a
-        // readiness check, not a system call, for those that are not).
+        // Whatever woke the task, every source is served once per turn:
+        // the inbound queue (stream faces, bounded), a due timer, the UDP
+        // sockets that are ready (a readiness check, not a system call,
+        // for those that are not). Serving only the branch that fired let
+        // one source starve the others: under a UDP flood the engine's
+        // timer was due at nearly every turn and the biased select took it
+        // first, so a local producer's Data sat in the inbound queue for
+        // 15-300 ms (tests/hardening_flood_live.rs: the timer had fired in
+        // 420 of the 424 turns that left batches waiting; 5-195 consumer
+        // timeouts, goodput down to 6.0 of 8.0 Mbit/s).
+        for _ in 0..INBOUND_BATCHES_PER_TURN {
+            match rx.try_recv() {
+                Ok(b) => shell.handle_batch(b),
+                Err(_) => break,
+            }
+        }
+        if armed.is_some_and(|d| d <= Instant::now()) {
+            // Due: the next deadline must re-arm it, even if unchanged.
+            armed = None;
+            let now = shell.now();
+            shell.node.handle_timeout(now);
+        }
         let read = shell.pump_udp();
         shell.flush();
         if read > 0 {
