@@ -6,6 +6,9 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     (default: 60 reassemble mgmt)
 #   scripts/fuzz.sh build                     (build only)
 #
+# FUZZ_ONE_AT_A_TIME=1 runs the targets one after the other instead (one
+# core busy at a time; .ci/run's background use).
+#
 # The build is what `cargo fuzz build --sanitizer none` does (cargo-fuzz
 # 0.13's RUSTFLAGS, --target so build scripts and proc macros stay
 # uninstrumented), on the stable toolchain: no cargo-fuzz install, no
@@ -59,7 +62,9 @@ echo "fuzz build: $(($(date +%s) - start)) s"
 
 bin_dir=$out/$host/release
 pids=()
-for t in "${targets[@]}"; do
+status=()
+for i in "${!targets[@]}"; do
+  t=${targets[$i]}
   crate=$(crate_of "$t")
   mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
   seeds=()
@@ -68,12 +73,22 @@ for t in "${targets[@]}"; do
   "$bin_dir/$t" "$out/corpus/$t" "${seeds[@]}" \
     -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$out/artifacts/$t/" >"$out/$t.log" 2>&1 &
-  pids+=($!)
+  pids[$i]=$!
+  if [ "${FUZZ_ONE_AT_A_TIME:-0}" = 1 ]; then
+    rc=0
+    wait "${pids[$i]}" || rc=$?
+    status[$i]=$rc
+  fi
 done
 failed=0
 for i in "${!targets[@]}"; do
   t=${targets[$i]}
-  if wait "${pids[$i]}"; then
+  if [ -z "${status[$i]:-}" ]; then
+    rc=0
+    wait "${pids[$i]}" || rc=$?
+    status[$i]=$rc
+  fi
+  if [ "${status[$i]}" = 0 ]; then
     echo "fuzz $t: ${secs} s, no finding ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$out/$t.log" | grep -o '[0-9]*$') runs, corpus $(ls "$out/corpus/$t" | wc -l))"
   else
     failed=1

@@ -8,9 +8,16 @@ use bytes::Bytes;
 use cc_core::Duration;
 use std::collections::VecDeque;
 
+/// Data the test network delivers per millisecond.
+const DATA_PER_MS: usize = 10;
+
 const RATE_KINDS: [LawKind; 4] = [LawKind::Rcp, LawKind::Mircc, LawKind::Qsccp, LawKind::Ccc];
 
-/// A network answering every Interest after 10 ms with a 1000-byte Data.
+/// A network answering every Interest after 10 ms with a 1000-byte Data,
+/// at most [`DATA_PER_MS`] of them per millisecond (80 Mbit/s): a link, so
+/// that the fallback's slow start fills a queue instead of putting
+/// hundreds of thousands of Interests through the pipeline (a minute of a
+/// debug test run).
 struct Net {
     p: Pipeline<Scheme>,
     now: Timestamp,
@@ -44,7 +51,9 @@ impl Net {
                     .push_back((self.now + Duration::from_millis(10), r.segment));
             }
             self.now += Duration::from_millis(1);
-            while self.pending.front().is_some_and(|x| x.0 <= self.now) {
+            let mut served = 0;
+            while served < DATA_PER_MS && self.pending.front().is_some_and(|x| x.0 <= self.now) {
+                served += 1;
                 let (_, seg) = self.pending.pop_front().unwrap();
                 let m = (mark == Some(seg)).then_some(1);
                 let fb = data_feedback(&cc, m, 1000, self.p.law().reads());
