@@ -33,7 +33,7 @@ use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
 use crate::window::{window_consumer_law, WindowCore, WindowLaw};
 
-pub use crate::window::{CwaGate, WindowStats};
+pub use crate::window::{CwaGate, WindowPacing, WindowStats};
 
 /// ndnget's MIN_SSTHRESH.
 pub const MIN_SSTHRESH: f64 = 2.0;
@@ -73,6 +73,9 @@ pub struct AimdConfig {
     pub max_window: f64,
     /// RTO estimator parameters.
     pub rtt: RttConfig,
+    /// Spread the window's Interests over the RTT (`None`: unpaced, as
+    /// ndnget; the tuned PCON consumer paces, [`crate::pcon::pcon_pacing`]).
+    pub pacing: Option<WindowPacing>,
 }
 
 impl Default for AimdConfig {
@@ -91,6 +94,7 @@ impl Default for AimdConfig {
             min_window: 1.0,
             max_window: 1_000_000.0,
             rtt: RttConfig::default(),
+            pacing: None,
         }
     }
 }
@@ -154,7 +158,8 @@ impl Aimd {
         let mut a = Aimd {
             cfg,
             ssthresh: cfg.init_ssthresh,
-            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt),
+            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt)
+                .with_pacing(cfg.pacing),
             marked: MarkedFraction::new(),
         };
         a.clamp();
@@ -201,6 +206,10 @@ impl WindowLaw for Aimd {
             *cwnd += self.cfg.ai_step / libm::floor(*cwnd).max(1.0);
         }
         self.clamp();
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.core.cwnd < self.ssthresh
     }
 
     fn decrease(&mut self, _now: Timestamp) {
@@ -251,6 +260,26 @@ mod tests {
     use crate::time::Duration;
     use crate::window::test_events::{apply, data};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_paced_window_paces_at_twice_its_rate_in_slow_start_and_1_2_after() {
+        let mut a = Aimd::new(AimdConfig {
+            pacing: Some(WindowPacing::default()),
+            ..AimdConfig::default()
+        });
+        assert_eq!(a.pace_ips(), None, "no RTT yet");
+        a.on_interest_sent(Timestamp::ZERO, false);
+        a.on_data(Timestamp::from_millis(100), &data(100, 0));
+        // Slow start: cwnd 3 over 100 ms, × 2.
+        assert!((a.pace_ips().unwrap() - 60.0).abs() < 1e-6);
+        a.on_timeout(Timestamp::from_millis(150));
+        // Halved to ssthresh 2 (ndnget's floor): congestion avoidance, × 1.2.
+        assert_eq!(a.cwnd(), 2.0);
+        let srtt = 0.1;
+        assert!((a.pace_ips().unwrap() - 1.2 * 2.0 / srtt).abs() < 1e-6);
+        // ndnget's window (the default) does not pace.
+        assert_eq!(Aimd::default().pace_ips(), None);
+    }
 
     #[test]
     fn slow_start_then_halving_then_congestion_avoidance() {

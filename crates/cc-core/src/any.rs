@@ -192,6 +192,10 @@ impl ConsumerLaw for AnyConsumerLaw {
     fn limit(&self) -> SendLimit {
         each_law!(self, l => l.limit())
     }
+    #[inline]
+    fn pace_ips(&self) -> Option<f64> {
+        each_law!(self, l => ConsumerLaw::pace_ips(l))
+    }
 }
 
 macro_rules! from_law {

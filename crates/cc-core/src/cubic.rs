@@ -21,7 +21,7 @@
 use crate::aimd::WindowStats;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
-use crate::window::{window_consumer_law, WindowCore, WindowLaw};
+use crate::window::{window_consumer_law, WindowCore, WindowLaw, WindowPacing};
 
 /// CUBIC parameters; defaults are ndnget's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,6 +48,9 @@ pub struct CubicConfig {
     pub max_window: f64,
     /// RTO estimator parameters.
     pub rtt: RttConfig,
+    /// Spread the window's Interests over the RTT (`None`: unpaced, as
+    /// ndnget; the tuned PCON consumer paces, [`crate::pcon::pcon_pacing`]).
+    pub pacing: Option<WindowPacing>,
 }
 
 impl Default for CubicConfig {
@@ -63,6 +66,7 @@ impl Default for CubicConfig {
             min_window: 1.0,
             max_window: 1_000_000.0,
             rtt: RttConfig::default(),
+            pacing: None,
         }
     }
 }
@@ -87,7 +91,8 @@ impl Cubic {
             ssthresh: cfg.init_ssthresh,
             w_max: 0.0,
             last_decrease: None,
-            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt),
+            core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt)
+                .with_pacing(cfg.pacing),
         };
         c.clamp();
         c
@@ -124,6 +129,10 @@ impl Cubic {
 }
 
 impl WindowLaw for Cubic {
+    fn in_slow_start(&self) -> bool {
+        self.core.cwnd < self.ssthresh
+    }
+
     fn touch(&mut self, now: Timestamp) {
         if self.last_decrease.is_none() {
             self.last_decrease = Some(now);

@@ -73,6 +73,12 @@ pub trait ConsumerLaw {
     fn on_timeout(&mut self, _now: Timestamp) {}
     /// How much may be sent now.
     fn limit(&self) -> SendLimit;
+    /// For a window law that paces: the rate, Interests per second, at
+    /// which the sender spreads what its window allows (on top of the
+    /// window, never instead of it). `None`: send as the window opens.
+    fn pace_ips(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The scheme names the CLI (`--cc`) and the config (`[cc] scheme`) accept.

@@ -303,6 +303,17 @@ pub fn pcon_mark_md_coef(profile: crate::Profile) -> Option<f64> {
     }
 }
 
+/// Pacing of a PCON consumer's window in `profile` [D]: the tuned
+/// consumer spreads its Interests over the RTT (P8 in docs/deviations.md,
+/// [`crate::window::WindowPacing`]); the paper's (ndnget) sends as its
+/// window opens.
+pub fn pcon_pacing(profile: crate::Profile) -> Option<crate::window::WindowPacing> {
+    match profile {
+        crate::Profile::Paper => None,
+        crate::Profile::Tuned => Some(crate::window::WindowPacing::default()),
+    }
+}
+
 /// The AIMD window of a PCON consumer from `aimd`: marks always count;
 /// with a fixed cut on a mark (`mark_md_coef`, the paper's 0.5 or a
 /// user's) ndnget's rules, else the tuned consumer [D]: the cut in
@@ -397,6 +408,12 @@ impl ConsumerLaw for PconConsumer {
         match self {
             PconConsumer::Aimd(l) => l.limit(),
             PconConsumer::Cubic(l) => l.limit(),
+        }
+    }
+    fn pace_ips(&self) -> Option<f64> {
+        match self {
+            PconConsumer::Aimd(l) => l.pace_ips(),
+            PconConsumer::Cubic(l) => l.pace_ips(),
         }
     }
 }

@@ -167,6 +167,13 @@ impl SchemeOptions {
         let size0 = self.initial_data_size_bytes.max(1.0);
         let d = ConsumerLawConfig::default();
         let ssthresh = self.init_ssthresh.unwrap_or(f64::INFINITY);
+        // The tuned PCON consumer paces its window; ndnget's baselines
+        // (aimd, cubic) and the paper's PCON do not.
+        let pacing = if self.kind == LawKind::Pcon {
+            cc_core::pcon::pcon_pacing(self.profile)
+        } else {
+            None
+        };
         let aimd = AimdConfig {
             init_cwnd: self.init_cwnd.unwrap_or(2.0),
             init_ssthresh: ssthresh,
@@ -184,6 +191,7 @@ impl SchemeOptions {
             ignore_marks: self.ignore_marks,
             max_window: f64::from(max_out),
             rtt: self.rtt,
+            pacing,
             ..d.aimd
         };
         let cubic = CubicConfig {
@@ -195,6 +203,7 @@ impl SchemeOptions {
             ignore_marks: self.ignore_marks,
             max_window: f64::from(max_out),
             rtt: self.rtt,
+            pacing,
             ..d.cubic
         };
         let fixed = match self.rate {
@@ -551,6 +560,13 @@ impl ConsumerLaw for Scheme {
         match self.fallback.as_ref().and_then(|f| f.window.as_ref()) {
             Some(w) => w.limit(),
             None => self.law.limit(),
+        }
+    }
+
+    fn pace_ips(&self) -> Option<f64> {
+        match self.fallback.as_ref().and_then(|f| f.window.as_ref()) {
+            Some(w) => w.pace_ips(),
+            None => self.law.pace_ips(),
         }
     }
 }

@@ -42,7 +42,7 @@ use super::bic::{Bic, BicConfig};
 use crate::law::DataFeedback;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::Timestamp;
-use crate::window::{window_consumer_law, WindowCore, WindowLaw};
+use crate::window::{window_consumer_law, WindowCore, WindowLaw, WindowPacing};
 
 /// WinCM consumer parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,6 +73,11 @@ pub struct WincmConsumerConfig {
     /// episode's cuts already answer (ECN's once-per-window response, RFC
     /// 3168 §6.1.2) [D]. Algorithm 2 opens an episode on every such mark.
     pub once_per_window: bool,
+    /// Spread the window's Interests over the RTT
+    /// ([`crate::window::WindowPacing`]). Off in both profiles, as
+    /// Algorithm 2 sends: measured with the tuned profile and not taken
+    /// (docs/deviations.md, W10: envelope wincm 50 → 48, none in).
+    pub pacing: Option<WindowPacing>,
 }
 
 impl WincmConsumerConfig {
@@ -83,6 +88,7 @@ impl WincmConsumerConfig {
             beta: 4.0,
             mark_ends_slow_start: false,
             once_per_window: false,
+            pacing: None,
             ..WincmConsumerConfig::default()
         }
     }
@@ -108,6 +114,7 @@ impl Default for WincmConsumerConfig {
             rtt: RttConfig::default(),
             mark_ends_slow_start: true,
             once_per_window: true,
+            pacing: None,
         }
     }
 }
@@ -141,7 +148,7 @@ impl WincmConsumer {
             num_marked: 0,
             norm_data: 0,
             episode_start: None,
-            core: WindowCore::new(min, cfg.disable_cwa, false, cfg.rtt),
+            core: WindowCore::new(min, cfg.disable_cwa, false, cfg.rtt).with_pacing(cfg.pacing),
         }
     }
 
@@ -200,6 +207,10 @@ impl Default for WincmConsumer {
 }
 
 impl WindowLaw for WincmConsumer {
+    fn in_slow_start(&self) -> bool {
+        self.core.cwnd < self.bic.ssthresh
+    }
+
     /// BIC growth (normal state).
     fn increase(&mut self, _now: Timestamp) {
         self.bic.increase(&mut self.core.cwnd);

@@ -371,20 +371,27 @@ impl<L: ConsumerLaw> Pipeline<L> {
         }
     }
 
-    fn rate_gap(&self) -> Option<Duration> {
-        match self.law.limit() {
+    /// The pacer's gap: a rate law's rate, or the pace a window law asks
+    /// for on top of its window (`ConsumerLaw::pace_ips`); `None`: send as
+    /// the window opens.
+    fn pace_gap(&self) -> Option<Duration> {
+        let ips = match self.law.limit() {
             SendLimit::Rate {
                 interests_per_sec, ..
             } => {
-                let ips = if interests_per_sec.is_finite() && interests_per_sec > 0.0 {
+                if interests_per_sec.is_finite() && interests_per_sec > 0.0 {
                     interests_per_sec.max(0.01)
                 } else {
                     0.01
-                };
-                Some(Duration::from_secs_f64(1.0 / ips))
+                }
             }
-            SendLimit::Window { .. } => None,
-        }
+            SendLimit::Window { .. } => self
+                .law
+                .pace_ips()
+                .filter(|r| r.is_finite() && *r > 0.0)?
+                .max(0.01),
+        };
+        Some(Duration::from_secs_f64(1.0 / ips))
     }
 
     /// When the pacer lets the next Interest go, `gap` being the current one.
@@ -421,7 +428,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
             if self.in_flight >= self.window_cap()? || !self.has_candidate() {
                 return None;
             }
-            let gap = self.rate_gap();
+            let gap = self.pace_gap();
             if gap.is_some_and(|g| now < self.next_send_at(g)) {
                 return None;
             }
@@ -499,7 +506,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
         if self.start.is_some() {
             t = Some(t.map_or(self.next_sample_at, |x| x.min(self.next_sample_at)));
         }
-        if let Some(gap) = self.rate_gap() {
+        if let Some(gap) = self.pace_gap() {
             if self.has_candidate() && self.window_cap().is_some_and(|c| self.in_flight < c) {
                 let next = self.next_send_at(gap);
                 t = Some(t.map_or(next, |x| x.min(next)));

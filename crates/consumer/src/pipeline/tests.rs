@@ -251,6 +251,32 @@ fn rate_pacing_spaces_interests() {
     assert!((99..=102).contains(&n), "sent {n}");
 }
 
+/// A window of 20 that asks to be paced at 100 Interests/s.
+struct TestPacedWindow;
+impl ConsumerLaw for TestPacedWindow {
+    fn limit(&self) -> SendLimit {
+        SendLimit::Window { interests: 20.0 }
+    }
+    fn pace_ips(&self) -> Option<f64> {
+        Some(100.0)
+    }
+}
+
+#[test]
+fn a_paced_window_spaces_its_interests_and_keeps_its_cap() {
+    let mut p = Pipeline::new(PipelineConfig::default(), TestPacedWindow);
+    // The window would let 20 go at once; the pace lets one per 10 ms.
+    assert_eq!(drain(&mut p, ms(0)).len(), 1);
+    assert_eq!(p.poll_timeout(), Some(ms(10)));
+    assert_eq!(drain(&mut p, ms(10)).len(), 1);
+    // No Data comes back: after 20 the window, not the pace, stops it.
+    let mut n = 2;
+    for t in 11..1000 {
+        n += drain(&mut p, ms(t)).len();
+    }
+    assert_eq!(n, 20);
+}
+
 #[test]
 fn rate_pacer_catch_up_is_bounded() {
     let cfg = PipelineConfig {

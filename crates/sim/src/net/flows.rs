@@ -160,7 +160,12 @@ impl<L: ConsumerLaw> LawFlow<L> {
             .map_or(0.0, |t| now.saturating_since(t).as_secs_f64());
         self.last_tick = Some(now);
         let (cap, rate) = match self.law.limit() {
-            SendLimit::Window { interests } => (interests.floor().max(1.0) as usize, None),
+            // A window law that paces (`ConsumerLaw::pace_ips`, as icncat's
+            // pipeline applies it) spends credit like a rate law.
+            SendLimit::Window { interests } => (
+                interests.floor().max(1.0) as usize,
+                self.law.pace_ips().filter(|r| r.is_finite() && *r > 0.0),
+            ),
             SendLimit::Rate {
                 interests_per_sec,
                 max_outstanding,
