@@ -133,7 +133,7 @@ impl MarkedFraction {
             self.round_start = Some(now);
             return;
         };
-        if fb.rtt.is_some_and(|rtt| now - rtt >= start) {
+        if fb.sent_at(now).is_some_and(|sent| sent >= start) {
             let f = f64::from(self.marked) / f64::from(self.total.max(1));
             self.alpha += MARK_FRACTION_GAIN * (f - self.alpha);
             self.round_start = Some(now);

@@ -49,6 +49,16 @@ pub struct DataFeedback {
     pub target_rate_bps: Option<f64>,
 }
 
+impl DataFeedback {
+    /// When this Data's Interest left, for a Data received at `now`:
+    /// `now − rtt` (`None` without an RTT sample, i.e. a retransmission).
+    /// The rules that ask "was this Interest sent after t" (once-per-RTT
+    /// gates, per-round averages) read it from here.
+    pub fn sent_at(&self, now: Timestamp) -> Option<Timestamp> {
+        self.rtt.map(|rtt| now - rtt)
+    }
+}
+
 /// What one returning Nack told the consumer.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct NackFeedback {

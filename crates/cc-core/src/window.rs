@@ -25,10 +25,10 @@ impl CwaGate {
         }
     }
 
-    /// Records a Data whose Interest took `rtt` (None for retransmissions).
-    pub fn on_data(&mut self, now: Timestamp, rtt: Option<Duration>) {
-        if let Some(rtt) = rtt {
-            let sent = now - rtt;
+    /// Records a Data whose Interest left at `sent`
+    /// ([`DataFeedback::sent_at`]; `None` for retransmissions).
+    pub fn on_data(&mut self, sent: Option<Timestamp>) {
+        if let Some(sent) = sent {
             if self.newest_acked_send.is_none_or(|t| sent > t) {
                 self.newest_acked_send = Some(sent);
             }
@@ -189,7 +189,7 @@ impl WindowCore {
         if let Some(rtt) = fb.rtt {
             self.rtt.add_sample(rtt, self.in_flight.expected_samples());
         }
-        self.gate.on_data(now, fb.rtt);
+        self.gate.on_data(fb.sent_at(now));
     }
 
     /// Books a Data and decides what it does to the window: a mark (unless

@@ -230,9 +230,9 @@ impl WindowLaw for WincmConsumer {
             if self.num_marked == 0 {
                 let stale = self.cfg.once_per_window
                     && fb
-                        .rtt
+                        .sent_at(now)
                         .zip(self.episode_start)
-                        .is_some_and(|(rtt, start)| now.saturating_since(start) < rtt);
+                        .is_some_and(|(sent, start)| sent < start);
                 if stale {
                     return;
                 }
