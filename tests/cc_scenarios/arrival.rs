@@ -197,8 +197,9 @@ pub fn send_rate_response(r: &RunResult) -> Option<Response> {
 }
 
 /// Scenario 2: MIRCC's stamped rate reaches the new fair share (η·C/N,
-/// ±10 %) within 1 s of the join and no later than RCP's (to the 100 ms
-/// sample), and strays from it less once it has reacted.
+/// ±10 %) within 1 s of the join and strays from it less than RCP's once
+/// it has reacted. Both settling times are printed; their order is not
+/// asserted here (below).
 ///
 /// Measured on the rate the bottleneck stamps (RCP's R against MIRCC's Rp,
 /// what MIRCC Fig. 3 plots and what each consumer applies), read from
@@ -206,20 +207,22 @@ pub fn send_rate_response(r: &RunResult) -> Option<Response> {
 /// period's blips after the first return ([`RESPONSE_BLIP`]); the
 /// excursion counts every sample from the reaction on ([`Response`]).
 ///
-/// Two effects separate the schemes on this testbed, and the output shows
-/// both:
-/// - Where each ends: RCP's flows end 14-19 % below the share (1.92-2.04
-///   Mbit/s, utilisation 77-82 %): eq. 1 weighs the queue that collisions
-///   of the paced 8 KB Data leave as β/α · q/d = q/d, MIRCC's eq. 3 as
-///   β' · q/d = q/d / 10.
-/// - How each gets there (printed "towards its own final value"): MIRCC's
-///   EWMA (α = 0.5)
-///   walks Rp down from the old rate and is within 10 % of its final value
-///   from the sixth period on, every run; RCP's R (α = β = 0.4, gain T/d
-///   capped at 1) cuts within two periods to 16-22 % of the share,
-///   then either stays in band (as soon as MIRCC or a sample sooner) or
-///   wanders up to +45 % for seconds. The virtual-time arrival test
-///   (`crates/forwarder/tests/cc_arrival.rs`) compares the dynamics alone.
+/// Why the order of the settling times is not a testbed check: RCP's
+/// first cut after the join depends on how the joiners' Interests fall
+/// into its period. When the three joiners start together (MIRCC Fig. 3,
+/// the virtual-time network) y jumps to four times R, R collapses to
+/// 0.65-0.78 Mbit/s (73 % under the share) and climbs back for 1.2 s,
+/// while MIRCC's EWMA is in band after 0.5 s. Real icncat processes start
+/// over tens of milliseconds (exec, the RDR round trip, a busy core): in
+/// virtual time, the same scenario with joiners 50 ms apart cuts R only
+/// to 2.02 Mbit/s and RCP is in band before MIRCC (about 0.2 s against
+/// 0.5 s); 20 ms apart it still collapses. On the testbed, over 13 runs
+/// with a busy core (sessions 20-21), RCP settled in 0.18-1.48 s and
+/// MIRCC in 0.38-0.58 s; RCP was in band first in 2 of them (0.18 against
+/// 0.57 s, 0.48 against 0.58 s), which failed the order once asserted. The virtual-time test (`cc_arrival`) asserts the
+/// order under the paper's simultaneous join; here what holds in every
+/// run is asserted: MIRCC within 1 s, and a smaller excursion (MIRCC's
+/// worst 5.6-7.8 %, RCP's 13.0-75.0 % in the 8 runs of session 21).
 ///
 /// Goodput in 0.5 s windows (the harness's `settle_s` and `over%`, and
 /// [`joiners_overshoot`]) and the consumers' sending rates are printed too.
@@ -263,17 +266,6 @@ pub fn check_arrival_pair(mircc: &RunResult, rcp: &RunResult) -> Vec<String> {
     if sm > 1.0 {
         e.push(format!(
             "mircc's Rp reaches the fair share {sm:.2} s after the join, expected within 1 s"
-        ));
-    }
-    // Settling is read off face-state samples 100 ms apart, so two times
-    // in the same sample are a tie the testbed cannot split. Measured with
-    // a busy core (12 runs, session 14): MIRCC 0.38-0.48 s every run, RCP
-    // 0.48-2.58 s; RCP's best runs cut and come back within five periods
-    // and meet MIRCC's slowest in the same sample (2 of 12), where
-    // "sooner" failed on a tie. Later than RCP by a sample still fails.
-    if sm > sr {
-        e.push(format!(
-            "mircc's Rp reaches the fair share in {sm:.2} s, later than rcp's R ({sr:.2} s)"
         ));
     }
     if m.worst() >= r.worst() {
