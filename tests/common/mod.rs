@@ -21,6 +21,14 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Finds a workspace binary next to the test executable (target/<profile>/),
 /// running `cargo build` for it (a no-op when up to date) with $CARGO.
+///
+/// The build selects what `cargo test --workspace` builds (every member's
+/// binaries and tests), so that it resolves the same features and finds
+/// that run's units up to date. Built with `-p icn-forwarder -p
+/// icn-consumer` instead, the dev-dependencies' features dropped out,
+/// icnfwd and five libraries were compiled again in the middle of the
+/// test step (70 s of CI on 2 cores, measured), and the icnfwd the other
+/// tests had used was replaced by another build.
 pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let dir = exe
@@ -28,25 +36,13 @@ pub fn binary(name: &str) -> PathBuf {
         .and_then(Path::parent)
         .expect("target dir")
         .to_path_buf();
-    // Build (or confirm up to date) the three binaries once per test process,
+    // Build (or confirm up to date) the binaries once per test process,
     // with the profile of this test, so that a stale binary is never used.
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "-p",
-            "icn-forwarder",
-            "--bin",
-            "icnfwd",
-            "-p",
-            "icn-consumer",
-            "--bin",
-            "icncat",
-            "--bin",
-            "icnput",
-        ]);
+        cmd.args(["build", "--workspace", "--bins", "--tests"]);
         if dir.file_name().is_some_and(|p| p == "release") {
             cmd.arg("--release");
         }
