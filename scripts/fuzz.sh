@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh build                     (build only)
 #
 # FUZZ_ONE_AT_A_TIME=1 runs the targets one after the other instead (one
-# core busy at a time; .ci/run's background use).
+# core busy at a time, for a run beside other work).
 #
 # The build is what `cargo fuzz build --sanitizer none` does (cargo-fuzz
 # 0.13's RUSTFLAGS, --target so build scripts and proc macros stay

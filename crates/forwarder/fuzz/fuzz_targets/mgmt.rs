@@ -3,7 +3,7 @@
 //! around arbitrary parameter bytes goes through the engine and the
 //! manager (`Node`) from a local and from a non-local face without a panic;
 //! the non-local face never gets anything but a refusal.
-//! Run: `scripts/fuzz.sh 60 mgmt` (workspace root; CI runs it for 20 s), or
+//! Run: `scripts/fuzz.sh 60 mgmt` (workspace root), or
 //! `cargo fuzz run mgmt fuzz/corpus/mgmt fuzz/seeds/mgmt` from crates/forwarder.
 #![no_main]
 

@@ -5,7 +5,7 @@
 //! duplicates or lies about FragCount, the reassembler never holds more
 //! than its byte budget, never returns a packet over 8800 octets, and its
 //! byte count returns to 0 once everything has expired.
-//! Run: `scripts/fuzz.sh 60 reassemble` (workspace root; CI runs it for 20 s), or
+//! Run: `scripts/fuzz.sh 60 reassemble` (workspace root), or
 //! `cargo fuzz run reassemble fuzz/corpus/reassemble fuzz/seeds/reassemble`
 //! from crates/tlv.
 #![no_main]
