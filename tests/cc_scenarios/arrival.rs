@@ -219,8 +219,9 @@ pub fn send_rate_response(r: &RunResult) -> Option<Response> {
 /// 0.5 s); 20 ms apart it still collapses. On the testbed, over 13 runs
 /// with a busy core (sessions 20-21), RCP settled in 0.18-1.48 s and
 /// MIRCC in 0.38-0.58 s; RCP was in band first in 2 of them (0.18 against
-/// 0.57 s, 0.48 against 0.58 s), which failed the order once asserted. The virtual-time test (`cc_arrival`) asserts the
-/// order under the paper's simultaneous join; here what holds in every
+/// 0.57 s, 0.48 against 0.58 s), which failed the order once asserted.
+/// The virtual-time test (`cc_arrival`) asserts the order under the
+/// paper's simultaneous join; here what holds in every
 /// run is asserted: MIRCC within 1 s, and a smaller excursion (MIRCC's
 /// worst 5.6-7.8 %, RCP's 13.0-75.0 % in the 8 runs of session 21).
 ///
