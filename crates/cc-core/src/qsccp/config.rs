@@ -83,10 +83,11 @@ pub struct QsccpConfig {
     /// BE flows, 20 Mbit/s, 8 KB Data) the bottleneck face held Interests
     /// worth a p95 of 84 ms, consumers saw up to 170 ms of queueing.
     pub dt_queue_factor: bool,
-    /// A flow that arrived in the current period, not rated yet, is told
-    /// its share of its class's capacity (engineering, not in the paper;
-    /// see [`super::CdsScheduler::flow_rate_bps`]). `false`: the paper's
-    /// rule, R exists only once a period closed over the flow.
+    /// A flow without an R here (it arrived in the current period, or the
+    /// scheduler forgot it as idle while its Data were still upstream) is
+    /// told its share of its class's capacity (engineering, not in the
+    /// paper; see [`super::CdsScheduler::flow_rate_bps`]). `false`: the
+    /// paper's rule, R exists only once a period closed over the flow.
     pub rate_new_flows: bool,
     /// A flow penalised here marks its Interests ServiceClass + 8, and an
     /// Interest arriving so marked penalises its flow here

@@ -192,7 +192,18 @@ impl<T> CdsScheduler<T> {
     /// link's EF share) against a 1 Mbit/s cap, filled its queue, was
     /// Nacked 10 times and judged greedy. `None` before any period closed.
     pub fn flow_rate_bps(&self, class: ServiceClass, prefix: u64) -> Option<f64> {
-        let id = self.find(class, prefix)?;
+        let Some(id) = self.find(class, prefix) else {
+            // Not tracked here: it never offered, or it was forgotten as
+            // idle (a period with nothing offered and nothing queued) while
+            // Data of its earlier Interests were still upstream. Answering
+            // nothing lets those Data through with the upstream hop's rate
+            // (the forwarder test
+            // `a_forgotten_flows_data_carry_this_faces_share_not_the_upstream_rate`:
+            // 100 Mbit/s through a 2 Mbit/s face). It is told what it would
+            // be told if it offered now: one more flow of weight 1 in its
+            // class.
+            return self.newcomer_rate_bps(class, 1.0, false);
+        };
         let f = &self.flows[id as usize];
         if f.epoch != self.epoch {
             // Pending: what `settle` will store.
@@ -201,19 +212,31 @@ impl<T> CdsScheduler<T> {
         if f.has_rate {
             return Some(f.rate_bps);
         }
-        if !self.frozen.rate_new_flows {
-            return None;
-        }
         // Its eq. 8 share of that capacity among the class's flows active
         // now (it is one of them once it offered): telling every newcomer
         // the whole class capacity let ten flows joining within a second
         // each start at the link rate, and 180 Interests (5.9 s) stood in
         // the scheduler on 2 Mbit/s (envelope sweep). A lone flow still
         // hears the whole capacity.
+        self.newcomer_rate_bps(class, f.weight * f.phi(self.frozen.phi_pen), true)
+    }
+
+    /// The rate a flow of weight·φ `w` without an R of its own is told
+    /// (tuned, `rate_new_flows`): its share of the class capacity among the
+    /// class's active flows, `counted` saying whether it is one of them
+    /// already. `None` in the paper's profile and before any period closed.
+    fn newcomer_rate_bps(&self, class: ServiceClass, w: f64, counted: bool) -> Option<f64> {
+        if !self.frozen.rate_new_flows {
+            return None;
+        }
         let c = class.index();
-        let w = f.weight * f.phi(self.frozen.phi_pen);
+        let active = self.classes[c].active_wphi;
         let share = if w > 0.0 {
-            w / self.classes[c].active_wphi.max(w)
+            if counted {
+                w / active.max(w)
+            } else {
+                w / (active.max(0.0) + w)
+            }
         } else {
             1.0
         };

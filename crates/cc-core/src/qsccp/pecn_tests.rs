@@ -542,3 +542,39 @@ fn a_propagated_penalty_halves_the_flows_share() {
     // w·φ of 1 and 0.5: flow 2 gets a third of the class, flow 1 two.
     assert!((r1 / r2 - 2.0).abs() < 0.01, "{r1} {r2}");
 }
+
+/// A flow forgotten as idle (a period with nothing offered, nothing
+/// queued) is told what one more flow of weight 1 would be, not nothing:
+/// nothing let its late Data through with a faster hop's rate.
+#[test]
+fn a_forgotten_flow_is_told_a_newcomers_share() {
+    for (cfg, rated) in [(QsccpConfig::paper(), false), (QsccpConfig::tuned(), true)] {
+        let mut s: CdsScheduler<()> = CdsScheduler::new(cfg, Timestamp::ZERO, 7);
+        offer(&mut s, ServiceClass::Be, 1, 1_000_000);
+        offer(&mut s, ServiceClass::Be, 2, 1_000_000);
+        s.update_rates(Timestamp::from_millis(100));
+        // Flow 2 falls silent and drains; flow 1 keeps offering.
+        let mut t = Timestamp::from_millis(100);
+        while let crate::qsccp::Dequeue::Item(_) | crate::qsccp::Dequeue::NotBefore(_) =
+            s.dequeue(t)
+        {
+            t += crate::time::Duration::from_millis(1);
+            if t > Timestamp::from_secs_f64(10.0) {
+                break;
+            }
+        }
+        for ms in [1_000u64, 1_100, 1_200, 1_300] {
+            let now = t + crate::time::Duration::from_millis(ms);
+            let _ = s.enqueue(now, ServiceClass::Be, 1, Some(8_000), ());
+            s.update_rates(now);
+        }
+        assert_eq!(s.flow_phi(ServiceClass::Be, 2), None, "{cfg:?}: forgotten");
+        let r = s.flow_rate_bps(ServiceClass::Be, 2);
+        assert_eq!(r.is_some(), rated, "{cfg:?}");
+        if let Some(r) = r {
+            let cap = s.class_capacity_bps(ServiceClass::Be);
+            // Flow 1 is active: one more flow of weight 1 gets half.
+            assert!(r > 0.0 && r <= 0.5 * cap + 1.0, "{r} of {cap}");
+        }
+    }
+}

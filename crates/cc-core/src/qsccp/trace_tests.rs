@@ -95,8 +95,12 @@ fn fingerprint(cfg: QsccpConfig, seed: u64, flows: u64, ops: usize, mean_gap_ns:
                 Dequeue::Empty => t.add(12),
             },
             13 => {
-                t.add_rate(s.flow_rate_bps(class, prefix));
-                t.add_rate(s.flow_phi(class, prefix));
+                // An untracked flow is told a newcomer's share since the
+                // recording (`flow_rate_bps`); it folds the recorded None,
+                // so every tracked flow's rate is still pinned bit for bit.
+                let phi = s.flow_phi(class, prefix);
+                t.add_rate(phi.and(s.flow_rate_bps(class, prefix)));
+                t.add_rate(phi);
                 t.add(s.flow_queue_len(class, prefix).map_or(99, u64::from));
             }
             14 => match rng.below(8) {

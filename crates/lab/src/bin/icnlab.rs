@@ -240,14 +240,62 @@ fn run_schemes(
         .collect()
 }
 
+/// A sweep's failed runs: `(scheme/runner, error)`. A sweep records them
+/// and goes on (one namespace run that failed to start used to end a
+/// 40-minute sweep at its seventh point); the exit status reports them.
+type RunErrors = Vec<(String, String)>;
+
+/// `run_schemes` for a sweep: a failed run is recorded, not fatal.
+fn run_schemes_keep_going(
+    sc: &Scenario,
+    schemes: &[String],
+    c: &Common,
+    real: bool,
+    errors: &mut RunErrors,
+) -> Vec<RunResult> {
+    let runner = if real { "real" } else { "sim" };
+    let mut runs = Vec::new();
+    for s in schemes {
+        match run_one(sc, s, c, real) {
+            Ok(r) => runs.push(r),
+            Err(e) => errors.push((format!("{s}/{runner}"), format!("{e:#}"))),
+        }
+    }
+    runs
+}
+
 /// `agree`: each scheme both ways; the runs (named `scheme/sim`,
 /// `scheme/real`) and the agreement table.
 fn agree(sc: &Scenario, schemes: &[String], c: &Common) -> Result<(Vec<RunResult>, String)> {
+    agree_inner(sc, schemes, c, None)
+}
+
+/// [`agree`]; with `errors`, a scheme whose run failed is recorded there
+/// and left out (a sweep goes on), else the error ends the command.
+fn agree_inner(
+    sc: &Scenario,
+    schemes: &[String],
+    c: &Common,
+    mut errors: Option<&mut RunErrors>,
+) -> Result<(Vec<RunResult>, String)> {
     let mut runs = Vec::new();
     let mut table = Agreement::header();
     for s in schemes {
-        let mut sim = run_one(sc, s, c, false)?;
-        let mut real = run_one(sc, s, c, true)?;
+        let pair = run_one(sc, s, c, false)
+            .map_err(|e| (format!("{s}/sim"), e))
+            .and_then(|sim| {
+                run_one(sc, s, c, true)
+                    .map(|real| (sim, real))
+                    .map_err(|e| (format!("{s}/real"), e))
+            });
+        let (mut sim, mut real) = match (pair, errors.as_deref_mut()) {
+            (Ok(p), _) => p,
+            (Err((which, e)), Some(errors)) => {
+                errors.push((which, format!("{e:#}")));
+                continue;
+            }
+            (Err((_, e)), None) => return Err(e),
+        };
         table.push('\n');
         table.push_str(&Agreement::of(&sim, &real).row());
         sim.scheme = format!("{s}/sim");
@@ -264,6 +312,9 @@ fn agree(sc: &Scenario, schemes: &[String], c: &Common) -> Result<(Vec<RunResult
 struct SweepOutcome {
     all_agree: bool,
     all_within_bounds: bool,
+    /// Runs that failed (recorded in sweep.txt, sweep.csv and the point's
+    /// `errors.txt`).
+    failed_runs: usize,
 }
 
 /// `sweep`: every point under every scheme; one report directory per
@@ -283,6 +334,7 @@ fn sweep(
     );
     let mut all_agree = true;
     let mut all_within_bounds = true;
+    let mut failed_runs = 0;
     for (k, p) in points.iter().enumerate() {
         eprintln!("[sweep] point {}/{}: {}", k + 1, points.len(), p.label);
         let mut sc = p.scenario()?;
@@ -292,11 +344,15 @@ fn sweep(
             scenario: p.label.clone(),
             ..c.clone()
         };
+        let mut errors = RunErrors::new();
         let (runs, table) = if agree_both {
-            let (runs, table) = agree(&sc, schemes, &c)?;
+            let (runs, table) = agree_inner(&sc, schemes, &c, Some(&mut errors))?;
             (runs, Some(table))
         } else {
-            (run_schemes(&sc, schemes, &c, real)?, None)
+            (
+                run_schemes_keep_going(&sc, schemes, &c, real, &mut errors),
+                None,
+            )
         };
         let dir = out.join(&p.label);
         let meta = ReportMeta {
@@ -349,6 +405,24 @@ fn sweep(
         let _ = writeln!(text, "{bounds_table}");
         std::fs::write(dir.join("bounds.txt"), &bounds_table)
             .with_context(|| format!("writing {}", dir.display()))?;
+        if !errors.is_empty() {
+            failed_runs += errors.len();
+            let mut e_text = String::new();
+            for (which, e) in &errors {
+                eprintln!("[sweep] {}: {which} failed: {e}", p.label);
+                let _ = writeln!(e_text, "{which}: {e}");
+                let (scheme, runner) = which.split_once('/').unwrap_or((which, ""));
+                let first = e.lines().next().unwrap_or("").replace('"', "'");
+                let _ = writeln!(
+                    csv,
+                    "{},{scheme},{runner},,,,,,,\"run failed: {first}\"",
+                    p.label
+                );
+            }
+            let _ = writeln!(text, "run failures:\n{e_text}");
+            std::fs::write(dir.join("errors.txt"), &e_text)
+                .with_context(|| format!("writing {}", dir.display()))?;
+        }
         if let Some(t) = table {
             all_agree &= verdicts.iter().all(|(_, ok)| *ok);
             let _ = writeln!(text, "{t}");
@@ -365,6 +439,7 @@ fn sweep(
     Ok(SweepOutcome {
         all_agree,
         all_within_bounds,
+        failed_runs,
     })
 }
 
@@ -415,6 +490,12 @@ fn main() -> Result<()> {
         let out =
             out.unwrap_or_else(|| PathBuf::from("lab-runs").join(format!("sweep-{}", utc_stamp())));
         let o = sweep(points, &schemes, &c, mode.real, agree, &out)?;
+        if o.failed_runs > 0 {
+            bail!(
+                "{} runs failed (errors.txt in their point's directory, sweep.txt)",
+                o.failed_runs
+            );
+        }
         match (o.all_agree, !bounds_exit || o.all_within_bounds) {
             (true, true) => return Ok(()),
             (false, true) => bail!("some scheme-points did not agree (sweep.txt)"),

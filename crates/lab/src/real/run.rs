@@ -169,7 +169,12 @@ fn run_steps(
         cmd.arg(format!("/{}", f.name))
             .arg(&file)
             .args(["--transport", &tb.transport(&f.producer)])
-            .args(["--segment-size", &sc.segment_bytes.to_string()]);
+            .args(["--segment-size", &sc.segment_bytes.to_string()])
+            // The file is sized for the fastest link and a run fetches a
+            // sliver of it. Signed whole before publishing, ten 4400 B
+            // flows meant hashing 1.5 GB per producer, and a sweep point
+            // failed on the 10 s registration deadline below.
+            .arg("--sign-per-request");
         let log = dir.join(format!("{}.icnput.log", f.name));
         tb.procs
             .push(ChildGuard::spawn(&format!("icnput {}", f.name), cmd, log)?);
