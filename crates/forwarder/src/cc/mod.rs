@@ -23,6 +23,8 @@ mod rate;
 mod rcp_mircc;
 mod scheme;
 mod strategy;
+#[cfg(test)]
+mod test_rig;
 mod wincm;
 
 use std::sync::atomic::{AtomicU32, Ordering};

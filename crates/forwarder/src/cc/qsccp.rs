@@ -434,32 +434,12 @@ mod tests {
     /// upstream hop's rate they came with (a consumer adopts that rate).
     #[test]
     fn a_forgotten_flows_data_carry_this_faces_share_not_the_upstream_rate() {
-        let cfg = Config::from_toml_str("[cc]\nscheme = \"qsccp\"\n")
-            .unwrap()
-            .router_config();
-        let mut f = build(&cfg, 7);
-        let t0 = Timestamp::from_millis(1);
-        let down = f.add_face(t0, FaceParams::non_local("sim://down"));
-        let up = f.add_face(
-            t0,
-            FaceParams::non_local("sim://up").with_capacity_bps(2_000_000),
-        );
-        f.fib_add_nexthop(&"/p".parse::<Name>().unwrap(), up, 0)
-            .unwrap();
-        let interest = |name: &str, nonce: u32| {
-            let mut i = Interest::new(name.parse::<Name>().unwrap());
-            i.nonce = Some(nonce);
-            i.lifetime = Some(core::time::Duration::from_secs(10));
-            i.encode()
-        };
+        use super::super::test_rig::{data, interest, router};
+        let (mut f, down, up) = router("[cc]\nscheme = \"qsccp\"\n", 2_000_000);
         // The upstream hop stamps a rate far above this face's 2 Mbit/s.
-        let upstream_bps = 100_000_000;
-        let data = |name: &Name| {
-            let mut lp = LpPacket::default();
-            lp.cc.target_rate_bps = Some(upstream_bps);
-            let d = icn_tlv::Data::new(name.clone(), bytes::Bytes::from(vec![0u8; 1000]));
-            lp.fragment = Some(d.encode());
-            lp.encode()
+        let upstream = CcFields {
+            target_rate_bps: Some(100_000_000),
+            ..CcFields::default()
         };
         let prefix = |p: &str| flow_prefix_of(&Interest::new(p.parse().unwrap()).encode());
         let tracked = |f: &crate::router::Router| {
@@ -485,15 +465,15 @@ mod tests {
             if ms == 5 || ms % 10 == 0 {
                 nonce += 1;
                 let name = if ms == 5 {
-                    a0.to_string()
+                    a0.clone()
                 } else {
-                    format!("/p/b/seg={ms}")
+                    format!("/p/b/seg={ms}").parse().unwrap()
                 };
                 f.handle_packet(now, down, interest(&name, nonce));
             }
             if ms == 2_500 {
                 a_upstream = Some(tracked(&f));
-                f.handle_packet(now, up, data(&a0));
+                f.handle_packet(now, up, data(&a0, upstream));
             }
             if f.poll_timeout().is_some_and(|t| t <= now) {
                 f.handle_timeout(now);
@@ -502,7 +482,7 @@ mod tests {
                 let (lp, pkt) = decode_packet(tx.bytes).unwrap();
                 match pkt {
                     Some(icn_tlv::NetPacket::Interest(i)) if tx.face == up && i.name != a0 => {
-                        f.handle_packet(now, up, data(&i.name));
+                        f.handle_packet(now, up, data(&i.name, upstream));
                     }
                     Some(icn_tlv::NetPacket::Data(d)) if tx.face == down => {
                         if d.name == a0 {
@@ -534,71 +514,28 @@ mod tests {
     /// down would fill with its own access link's share).
     #[test]
     fn a_content_store_answer_carries_the_flows_target_rate() {
-        let cfg = Config::from_toml_str("[cc]\nscheme = \"qsccp\"\n")
-            .unwrap()
-            .router_config();
-        let mut f = build(&cfg, 7);
-        let t0 = Timestamp::from_millis(1);
-        let down = f.add_face(t0, FaceParams::non_local("sim://down"));
-        let up = f.add_face(
-            t0,
-            FaceParams::non_local("sim://up").with_capacity_bps(2_000_000),
-        );
-        f.fib_add_nexthop(&"/p".parse::<Name>().unwrap(), up, 0)
-            .unwrap();
-        let interest = |name: &Name, nonce: u32| {
-            let mut i = Interest::new(name.clone());
-            i.nonce = Some(nonce);
-            i.encode()
+        use super::super::test_rig::{router, store_answer_run};
+        let (mut f, down, up) = router("[cc]\nscheme = \"qsccp\"\n", 2_000_000);
+        let upstream = CcFields {
+            target_rate_bps: Some(100_000_000),
+            ..CcFields::default()
         };
-        let data = |name: &Name| {
-            let mut lp = LpPacket::default();
-            lp.cc.target_rate_bps = Some(100_000_000);
-            let d = icn_tlv::Data::new(name.clone(), bytes::Bytes::from(vec![0u8; 1000]));
-            lp.fragment = Some(d.encode());
-            lp.encode()
-        };
-        let seg = |n: u64| -> Name { format!("/p/a/seg={n}").parse().unwrap() };
-        let again = seg(50);
-        let mut from_upstream = Vec::new();
-        let mut from_store = None;
-        // Segments every 10 ms for 1.5 s, each answered at once; then the
-        // fiftieth is asked again (a retransmission) and the store answers.
-        for ms in 2..2_000u64 {
-            let now = Timestamp::from_millis(ms);
-            if ms % 10 == 0 && ms <= 1_500 {
-                f.handle_packet(now, down, interest(&seg(ms / 10), ms as u32));
-            }
-            if ms == 1_800 {
-                f.handle_packet(now, down, interest(&again, 1));
-            }
-            if f.poll_timeout().is_some_and(|t| t <= now) {
-                f.handle_timeout(now);
-            }
-            while let Some(tx) = f.poll_transmit(now) {
-                let (lp, pkt) = decode_packet(tx.bytes).unwrap();
-                match pkt {
-                    Some(icn_tlv::NetPacket::Interest(i)) if tx.face == up => {
-                        f.handle_packet(now, up, data(&i.name));
-                    }
-                    Some(icn_tlv::NetPacket::Data(d)) if tx.face == down => {
-                        if ms >= 1_800 && d.name == again {
-                            from_store = Some(lp.cc.target_rate_bps);
-                        } else {
-                            from_upstream.push(lp.cc.target_rate_bps);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        assert_eq!(f.counters().n_cs_hits, 1);
-        let last = *from_upstream.last().expect("Data went down");
+        let run = store_answer_run(&mut f, down, up, upstream);
+        assert_eq!(run.store_hits, 1);
+        let last = run
+            .from_upstream
+            .last()
+            .expect("Data went down")
+            .target_rate_bps;
         assert!(
             last.is_some_and(|t| t <= 2_000_000),
             "from upstream: {last:?}"
         );
-        assert_eq!(from_store, Some(last), "the store's answer");
+        assert_eq!(
+            run.from_store.map(|c| c.target_rate_bps),
+            Some(last),
+            "the store's answer"
+        );
     }
 
     #[test]

@@ -223,11 +223,8 @@ impl SchemePart for RateScheme {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::Config;
-    use crate::engine::FaceParams;
-    use crate::router::build;
-    use cc_core::Timestamp;
-    use icn_tlv::{decode_packet, Interest, LpPacket, Name};
+    use super::super::test_rig::{router, store_answer_run};
+    use icn_tlv::CcFields;
 
     /// A Data the Content Store answers carries the rates its flow's last
     /// Data left with, under RCP and MIRCC, not none (which the next hop
@@ -235,71 +232,21 @@ mod tests {
     #[test]
     fn a_content_store_answer_carries_the_flows_last_rates() {
         for scheme in ["rcp", "mircc"] {
-            let cfg = Config::from_toml_str(&format!("[cc]\nscheme = \"{scheme}\"\n"))
-                .unwrap()
-                .router_config();
-            let mut f = build(&cfg, 7);
-            let t0 = Timestamp::from_millis(1);
-            let down = f.add_face(t0, FaceParams::non_local("sim://down"));
-            let up = f.add_face(
-                t0,
-                FaceParams::non_local("sim://up").with_capacity_bps(2_000_000),
-            );
-            f.fib_add_nexthop(&"/p".parse::<Name>().unwrap(), up, 0)
-                .unwrap();
-            let interest = |name: &Name, nonce: u32| {
-                let mut i = Interest::new(name.clone());
-                i.nonce = Some(nonce);
-                i.encode()
-            };
-            let data = |name: &Name| {
-                let d = icn_tlv::Data::new(name.clone(), bytes::Bytes::from(vec![0u8; 1000]));
-                LpPacket {
-                    fragment: Some(d.encode()),
-                    ..LpPacket::default()
-                }
-                .encode()
-            };
-            let seg = |n: u64| -> Name { format!("/p/a/seg={n}").parse().unwrap() };
-            let again = seg(50);
-            let mut from_upstream = Vec::new();
-            let mut from_store = None;
-            for ms in 2..2_000u64 {
-                let now = Timestamp::from_millis(ms);
-                if ms % 10 == 0 && ms <= 1_500 {
-                    f.handle_packet(now, down, interest(&seg(ms / 10), ms as u32));
-                }
-                if ms == 1_800 {
-                    f.handle_packet(now, down, interest(&again, 1));
-                }
-                if f.poll_timeout().is_some_and(|t| t <= now) {
-                    f.handle_timeout(now);
-                }
-                while let Some(tx) = f.poll_transmit(now) {
-                    let (lp, pkt) = decode_packet(tx.bytes).unwrap();
-                    match pkt {
-                        Some(icn_tlv::NetPacket::Interest(i)) if tx.face == up => {
-                            f.handle_packet(now, up, data(&i.name));
-                        }
-                        Some(icn_tlv::NetPacket::Data(d)) if tx.face == down => {
-                            let rates = (lp.cc.primary_rate_bps, lp.cc.secondary_rate_bps);
-                            if ms >= 1_800 && d.name == again {
-                                from_store = Some(rates);
-                            } else {
-                                from_upstream.push(rates);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            assert_eq!(f.counters().n_cs_hits, 1, "{scheme}");
-            let last = *from_upstream.last().expect("Data went down");
+            let (mut f, down, up) = router(&format!("[cc]\nscheme = \"{scheme}\"\n"), 2_000_000);
+            // The producer stamps nothing; this router's link does.
+            let run = store_answer_run(&mut f, down, up, CcFields::default());
+            assert_eq!(run.store_hits, 1, "{scheme}");
+            let rates = |c: &CcFields| (c.primary_rate_bps, c.secondary_rate_bps);
+            let last = rates(run.from_upstream.last().expect("Data went down"));
             assert!(
                 last.0.is_some_and(|r| r <= 2_000_000),
                 "{scheme}: from upstream {last:?}"
             );
-            assert_eq!(from_store, Some(last), "{scheme}: the store's answer");
+            assert_eq!(
+                run.from_store.as_ref().map(rates),
+                Some(last),
+                "{scheme}: the store's answer"
+            );
         }
     }
 }
