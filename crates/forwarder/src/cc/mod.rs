@@ -105,6 +105,20 @@ pub fn prefix_key(name_value: &[u8]) -> u64 {
     ))
 }
 
+/// [`prefix_key`] of a bare Interest or Data wire (a queued packet's),
+/// its name read in place; 0 on malformed input. Every scheme that keys
+/// per-flow state on a packet it holds (QSCCP's scheduler and store
+/// answers, CCC's pacers, RCP/MIRCC's store answers) reads it here.
+pub(crate) fn flow_prefix_of(packet_wire: &[u8]) -> u64 {
+    use icn_tlv::{element::Element, types};
+    let name = Element::parse(packet_wire)
+        .ok()
+        .filter(|(p, _)| matches!(p.typ(), types::INTEREST | types::DATA))
+        .and_then(|(p, _)| Element::parse(p.value()).ok())
+        .filter(|(n, _)| n.typ() == types::NAME);
+    name.map_or(0, |(n, _)| prefix_key(n.value()))
+}
+
 /// A per-FIB-prefix key: hash of the FIB prefix an Interest matched
 /// (`StrategyCtx::fib_prefix`). The scheme strategy keeps it in the PIT
 /// entry ([`fib_key_of`]) for the entry's Data, Nack and timeout, which
@@ -133,6 +147,17 @@ pub fn parse_prefix(s: &str) -> Option<Name> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_prefix_reads_the_name_in_place() {
+        let n: Name = "/a/b/seg=9".parse().unwrap();
+        let i = icn_tlv::Interest::new("/a/b/seg=3".parse::<Name>().unwrap()).encode();
+        let d = icn_tlv::Data::new(n.clone(), bytes::Bytes::new()).encode();
+        assert_eq!(flow_prefix_of(&i), prefix_key(n.value()));
+        assert_eq!(flow_prefix_of(&d), prefix_key(n.value()));
+        assert_eq!(flow_prefix_of(&i[..3]), 0);
+        assert_eq!(flow_prefix_of(b"\x06\x00"), 0);
+    }
 
     #[test]
     fn prefix_key_drops_the_last_component() {

@@ -14,6 +14,7 @@ use icn_tlv::cc::rate_to_wire;
 use icn_tlv::CcFields;
 
 use super::config::CcConfig;
+use super::flow_prefix_of;
 use super::scheme::{Decide, FaceFacts, SchemePart};
 use crate::engine::{
     Action, CcFaceStatus, FaceId, HookDequeue, IncomingInterest, InterestAdmission, OutPacket,
@@ -29,32 +30,6 @@ const MAX_CLASSES: usize = 4096;
 /// The QSCCP class of an Interest (absent = best effort).
 pub(crate) fn class_of(cc: &CcFields) -> ServiceClass {
     cc.service_class.unwrap_or(ServiceClass::Be)
-}
-
-/// Flow key of an Interest or Data wire: its name without the last
-/// component (one content object's segments), read in place. 0 on
-/// malformed input.
-pub(crate) fn flow_prefix_of(packet_wire: &[u8]) -> u64 {
-    packet_name_value(packet_wire).map_or(0, super::prefix_key)
-}
-
-/// The Name TLV-VALUE of a bare Interest or Data, without decoding the rest.
-fn packet_name_value(wire: &[u8]) -> Option<&[u8]> {
-    let tlv = |b: &[u8]| -> Option<(u64, usize, usize)> {
-        let (t, a) = icn_tlv::varnum::read_varnum(b).ok()?;
-        let (l, c) = icn_tlv::varnum::read_varnum(b.get(a..)?).ok()?;
-        Some((t, a + c, usize::try_from(l).ok()?))
-    };
-    let (t, hdr, _) = tlv(wire)?;
-    if t != u64::from(icn_tlv::types::INTEREST) && t != u64::from(icn_tlv::types::DATA) {
-        return None;
-    }
-    let inner = wire.get(hdr..)?;
-    let (t, nhdr, nlen) = tlv(inner)?;
-    if t != u64::from(icn_tlv::types::NAME) {
-        return None;
-    }
-    inner.get(nhdr..nhdr.checked_add(nlen)?)
 }
 
 /// The scheduler configuration of a face of `capacity_bps`.
@@ -536,15 +511,5 @@ mod tests {
             Some(last),
             "the store's answer"
         );
-    }
-
-    #[test]
-    fn flow_prefix_reads_the_name_in_place() {
-        let i = Interest::new("/a/b/seg=3".parse::<Name>().unwrap());
-        let wire = i.encode();
-        let n: Name = "/a/b/seg=9".parse().unwrap();
-        assert_eq!(flow_prefix_of(&wire), super::super::prefix_key(n.value()));
-        assert_eq!(flow_prefix_of(&wire[..3]), 0);
-        assert_eq!(flow_prefix_of(b"\x06\x00"), 0);
     }
 }

@@ -143,7 +143,7 @@ impl SchemePart for RateScheme {
         {
             return;
         }
-        let prefix = super::qsccp::flow_prefix_of(&pkt.wire);
+        let prefix = super::flow_prefix_of(&pkt.wire);
         if let Some(&(primary, secondary)) = self.last_rates.get(&prefix) {
             pkt.cc.primary_rate_bps = Some(primary);
             if pkt.cc.secondary_rate_bps.is_none() {

@@ -227,41 +227,31 @@ fn run_one(sc: &Scenario, scheme: &str, c: &Common, real: bool) -> Result<RunRes
     Ok(r)
 }
 
-/// `run` and `compare`: each scheme with one runner.
-fn run_schemes(
-    sc: &Scenario,
-    schemes: &[String],
-    c: &Common,
-    real: bool,
-) -> Result<Vec<RunResult>> {
-    schemes
-        .iter()
-        .map(|s| run_one(sc, s, c, real).with_context(|| format!("{}/{s}", sc.name)))
-        .collect()
-}
-
 /// A sweep's failed runs: `(scheme/runner, error)`. A sweep records them
 /// and goes on (one namespace run that failed to start used to end a
 /// 40-minute sweep at its seventh point); the exit status reports them.
 type RunErrors = Vec<(String, String)>;
 
-/// `run_schemes` for a sweep: a failed run is recorded, not fatal.
-fn run_schemes_keep_going(
+/// `run` and `compare`: each scheme with one runner. With `errors`, a
+/// scheme whose run failed is recorded there and left out (a sweep goes
+/// on), else the error ends the command.
+fn run_schemes(
     sc: &Scenario,
     schemes: &[String],
     c: &Common,
     real: bool,
-    errors: &mut RunErrors,
-) -> Vec<RunResult> {
+    mut errors: Option<&mut RunErrors>,
+) -> Result<Vec<RunResult>> {
     let runner = if real { "real" } else { "sim" };
     let mut runs = Vec::new();
     for s in schemes {
-        match run_one(sc, s, c, real) {
-            Ok(r) => runs.push(r),
-            Err(e) => errors.push((format!("{s}/{runner}"), format!("{e:#}"))),
+        match (run_one(sc, s, c, real), errors.as_deref_mut()) {
+            (Ok(r), _) => runs.push(r),
+            (Err(e), Some(errors)) => errors.push((format!("{s}/{runner}"), format!("{e:#}"))),
+            (Err(e), None) => return Err(e.context(format!("{}/{s}", sc.name))),
         }
     }
-    runs
+    Ok(runs)
 }
 
 /// `agree`: each scheme both ways; the runs (named `scheme/sim`,
@@ -350,7 +340,7 @@ fn sweep(
             (runs, Some(table))
         } else {
             (
-                run_schemes_keep_going(&sc, schemes, &c, real, &mut errors),
+                run_schemes(&sc, schemes, &c, real, Some(&mut errors))?,
                 None,
             )
         };
@@ -531,7 +521,7 @@ fn main() -> Result<()> {
     }
     let (runs, agreement, mode) = match mode {
         Some(m) => (
-            run_schemes(&sc, &schemes, &common, m.real)?,
+            run_schemes(&sc, &schemes, &common, m.real, None)?,
             None,
             if m.real {
                 "network namespaces (real icnfwd, icnput, icncat)".to_string()

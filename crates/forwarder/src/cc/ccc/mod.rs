@@ -17,7 +17,7 @@ use cc_core::{Duration, Timestamp};
 use icn_tlv::CcFields;
 
 use super::config::CcConfig;
-use super::qsccp::flow_prefix_of;
+use super::flow_prefix_of;
 use super::scheme::{Decide, FaceFacts, SchemePart};
 use crate::engine::{
     Action, CcFaceStatus, FaceId, HookDequeue, IncomingInterest, InterestAdmission, OutPacket,
