@@ -181,7 +181,7 @@ impl Bed {
         for (node, cfg) in nodes.iter_mut().zip(configs) {
             let path = d.join(format!("{}.toml", node.name));
             std::fs::write(&path, cfg).unwrap();
-            let mut cmd = node.ns.command(bins.icnfwd.to_str().unwrap());
+            let mut cmd = node.ns.link_emulator_command(bins.icnfwd.to_str().unwrap());
             cmd.arg("--config").arg(&path);
             let log = d.join(format!("{}.log", node.name));
             node.fwd = Some(ChildGuard::spawn(&format!("icnfwd@{}", node.name), cmd, log).unwrap());

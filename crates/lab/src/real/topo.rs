@@ -250,7 +250,7 @@ impl Testbed {
             let node = &tb.nodes[&n.name];
             let mut cmd = node
                 .ns
-                .command(bins.icnfwd.to_str().ok_or("non-UTF-8 path")?);
+                .link_emulator_command(bins.icnfwd.to_str().ok_or("non-UTF-8 path")?);
             cmd.arg("--config").arg(&path);
             let log = tb.dir.path().join(format!("{}.icnfwd.log", n.name));
             let g = ChildGuard::spawn(&format!("icnfwd@{}", n.name), cmd, log)?;
