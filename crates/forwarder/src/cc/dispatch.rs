@@ -13,7 +13,8 @@ use icn_tlv::CcFields;
 use super::config::{CcConfig, CcScheme};
 use super::scheme::{Decide, FaceFacts, Scheme, SchemePart};
 use crate::engine::{
-    CcFaceStatus, CcHooks, FaceId, FaceParams, HookDequeue, InterestAdmission, OutPacket, QueueView,
+    CcFaceStatus, CcHooks, FaceId, FaceParams, HookDequeue, InterestAdmission, OutPacket,
+    PacketKind, QueueView,
 };
 
 /// The forwarder-wide congestion-control extension.
@@ -226,8 +227,14 @@ impl CcHooks for SchemeHooks {
         sojourn: Duration,
         view: &QueueView,
     ) {
+        // The Content Store's answers are known by their ingress, here
+        // only, so that no scheme repeats the test.
+        let store_answer = pkt.ingress == FaceId::CONTENT_STORE && pkt.kind == PacketKind::Data;
         for p in self.parts_mut() {
             p.data_dequeued(now, face, pkt, sojourn, view);
+            if store_answer {
+                p.store_answer_dequeued(now, face, pkt);
+            }
         }
     }
 

@@ -208,18 +208,8 @@ impl SchemePart for Qsccp {
     /// consumer's node without a rate, left it with 32-506 Mbit/s, and
     /// the consumer went from 18 to 9953 Interests/s (8787 Nacks, a 300 ms
     /// queue at the bottleneck).
-    fn data_dequeued(
-        &mut self,
-        _now: Timestamp,
-        face: FaceId,
-        pkt: &mut OutPacket,
-        _sojourn: cc_core::Duration,
-        _view: &crate::engine::QueueView,
-    ) {
-        if pkt.ingress != FaceId::CONTENT_STORE
-            || pkt.kind != crate::engine::PacketKind::Data
-            || pkt.cc.target_rate_bps.is_some()
-        {
+    fn store_answer_dequeued(&mut self, _now: Timestamp, face: FaceId, pkt: &mut OutPacket) {
+        if pkt.cc.target_rate_bps.is_some() {
             return;
         }
         let prefix = flow_prefix_of(&pkt.wire);

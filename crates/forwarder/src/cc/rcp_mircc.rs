@@ -129,18 +129,8 @@ impl SchemePart for RateScheme {
     /// once (RCP and MIRCC consumers do not smooth): the same defect that,
     /// with QSCCP's TargetRate, took a consumer on the testbed from 18 to
     /// 9953 Interests/s (see `qsccp.rs`).
-    fn data_dequeued(
-        &mut self,
-        _now: Timestamp,
-        _face: FaceId,
-        pkt: &mut OutPacket,
-        _sojourn: Duration,
-        _view: &crate::engine::QueueView,
-    ) {
-        if pkt.ingress != FaceId::CONTENT_STORE
-            || pkt.kind != crate::engine::PacketKind::Data
-            || pkt.cc.primary_rate_bps.is_some()
-        {
+    fn store_answer_dequeued(&mut self, _now: Timestamp, _face: FaceId, pkt: &mut OutPacket) {
+        if pkt.cc.primary_rate_bps.is_some() {
             return;
         }
         let prefix = super::flow_prefix_of(&pkt.wire);

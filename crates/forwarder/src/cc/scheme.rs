@@ -156,6 +156,15 @@ pub(crate) trait SchemePart {
     ) {
         let _ = (now, face, pkt, sojourn, view);
     }
+    /// A Data the Content Store answered is leaving on `face` (after
+    /// [`SchemePart::data_dequeued`]): it fills in the feedback a Data from
+    /// upstream would carry. The store keeps the bare Data, so its answer
+    /// has none, and a hop or consumer that reads an absent rate as "no
+    /// limit here" follows whatever the next hop down stamps (QSCCP's
+    /// TargetRate, RCP/MIRCC's rates; docs/deviations.md Q7, R5).
+    fn store_answer_dequeued(&mut self, now: Timestamp, face: FaceId, pkt: &mut OutPacket) {
+        let _ = (now, face, pkt);
+    }
     fn data_dropped(&mut self, now: Timestamp, face: FaceId) {
         let _ = (now, face);
     }
