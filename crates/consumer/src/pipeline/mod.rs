@@ -74,6 +74,13 @@ pub struct PipelineConfig {
     pub max_nack_backoff: Duration,
 }
 
+/// The pacer's spacing and how much of it a late wake-up may make up.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    gap: Duration,
+    catch_up: Duration,
+}
+
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
@@ -392,27 +399,37 @@ impl<L: ConsumerLaw> Pipeline<L> {
         }
     }
 
-    /// The pacer's gap: a rate law's rate, or the pace a window law asks
-    /// for on top of its window (`ConsumerLaw::pace_ips`); `None`: send as
-    /// the window opens.
-    fn pace_gap(&self) -> Option<Duration> {
-        let ips = match self.law.limit() {
+    /// The pacer: a rate law's rate, or the pace a window law asks for on
+    /// top of its window (`ConsumerLaw::pace_ips`), with what each may make
+    /// up after a late wake-up; `None`: send as the window opens.
+    fn pace(&self) -> Option<Pace> {
+        let (ips, rate_law) = match self.law.limit() {
             SendLimit::Rate {
                 interests_per_sec, ..
             } => {
                 if interests_per_sec.is_finite() && interests_per_sec > 0.0 {
-                    interests_per_sec.max(0.01)
+                    (interests_per_sec.max(0.01), true)
                 } else {
-                    0.01
+                    (0.01, true)
                 }
             }
-            SendLimit::Window { .. } => self
-                .law
-                .pace_ips()
-                .filter(|r| r.is_finite() && *r > 0.0)?
-                .max(0.01),
+            SendLimit::Window { .. } => (
+                self.law
+                    .pace_ips()
+                    .filter(|r| r.is_finite() && *r > 0.0)?
+                    .max(0.01),
+                false,
+            ),
         };
-        Some(Duration::from_secs_f64(1.0 / ips))
+        let gap = Duration::from_secs_f64(1.0 / ips);
+        // max_burst Interests for a rate law; for a paced window, at most
+        // max_catch_up of sending time and one Interest besides the one due.
+        let catch_up = if rate_law {
+            gap.mul_f64(self.cfg.max_burst.max(1.0))
+        } else {
+            gap.max(self.cfg.max_catch_up)
+        };
+        Some(Pace { gap, catch_up })
     }
 
     /// When the pacer lets the next Interest go, `gap` being the current one.
@@ -449,8 +466,8 @@ impl<L: ConsumerLaw> Pipeline<L> {
             if self.in_flight >= self.window_cap()? || !self.has_candidate() {
                 return None;
             }
-            let gap = self.pace_gap();
-            if gap.is_some_and(|g| now < self.next_send_at(g)) {
+            let pace = self.pace();
+            if pace.is_some_and(|p| now < self.next_send_at(p.gap)) {
                 return None;
             }
             let (segment, retransmission) = match self.retx_queue.pop_front() {
@@ -502,18 +519,11 @@ impl<L: ConsumerLaw> Pipeline<L> {
             self.timers.insert((deadline, segment));
             self.in_flight += 1;
             self.stats.interests_sent += 1;
-            if let Some(gap) = gap {
-                // Catch-up after a late wake-up: max_burst Interests for
-                // a rate law; for a paced window, at most max_catch_up of
-                // sending time and at least one Interest besides this one.
-                let catch_up = match self.law.limit() {
-                    SendLimit::Rate { .. } => gap.mul_f64(self.cfg.max_burst.max(1.0)),
-                    SendLimit::Window { .. } => gap.max(self.cfg.max_catch_up),
-                };
-                let floor = now - catch_up;
+            if let Some(p) = pace {
+                let floor = now - p.catch_up;
                 self.last_slot = Some(match self.last_slot {
                     None => now,
-                    Some(_) => self.next_send_at(gap).max(floor),
+                    Some(_) => self.next_send_at(p.gap).max(floor),
                 });
             }
             self.law.on_interest_sent(now, retransmission);
@@ -533,7 +543,7 @@ impl<L: ConsumerLaw> Pipeline<L> {
         if self.start.is_some() {
             t = Some(t.map_or(self.next_sample_at, |x| x.min(self.next_sample_at)));
         }
-        if let Some(gap) = self.pace_gap() {
+        if let Some(Pace { gap, .. }) = self.pace() {
             if self.has_candidate() && self.window_cap().is_some_and(|c| self.in_flight < c) {
                 let next = self.next_send_at(gap);
                 t = Some(t.map_or(next, |x| x.min(next)));

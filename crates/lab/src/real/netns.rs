@@ -116,9 +116,8 @@ impl Netns {
     /// A command that runs the link-emulating `icnfwd` at `program` inside
     /// this namespace, at [`LINK_EMULATOR_NICE`].
     pub fn link_emulator_command(&self, program: &str) -> Command {
-        let mut c = Command::new("ip");
-        let nice = LINK_EMULATOR_NICE.to_string();
-        c.args(["netns", "exec", &self.name, "nice", "-n", &nice, program]);
+        let mut c = self.command("nice");
+        c.args(["-n", &LINK_EMULATOR_NICE.to_string(), program]);
         c
     }
 
