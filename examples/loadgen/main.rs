@@ -69,12 +69,15 @@ struct Args {
     targets: Vec<String>,
     /// Flows the window is spread over (see `consumer::run`).
     flows: u64,
+    /// icnfwd's `[tables] cs_max_packets` (its default when absent); 0
+    /// turns the Content Store off, to see what storing costs.
+    cs_packets: Option<usize>,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: loadgen [--exchanges N] [--window N] [--payload BYTES] [--rounds N] \
-         [--flows N] [--targets relay,none,pcon,rcp,mircc,ccc,wincm,qsccp,shard1,shard2]\n       \
+         [--flows N] [--cs-packets N] [--targets relay,none,pcon,rcp,mircc,ccc,wincm,qsccp,shard1,shard2]\n       \
          loadgen --role producer PAYLOAD | --role relay UPSTREAM"
     );
     std::process::exit(2);
@@ -91,6 +94,7 @@ fn parse_args() -> Args {
             .map(|s| s.to_string())
             .collect(),
         flows: DEFAULT_FLOWS,
+        cs_packets: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -110,6 +114,7 @@ fn parse_args() -> Args {
             "--payload" => a.payload_bytes = v.parse().unwrap_or_else(|_| usage()),
             "--rounds" => a.rounds = v.parse().unwrap_or_else(|_| usage()),
             "--flows" => a.flows = v.parse().unwrap_or_else(|_| usage()),
+            "--cs-packets" => a.cs_packets = Some(v.parse().unwrap_or_else(|_| usage())),
             "--targets" => {
                 a.targets = v.split(',').map(str::to_string).collect();
                 if a.targets.iter().any(|t| !ALL_TARGETS.contains(&t.as_str())) {
@@ -163,7 +168,12 @@ fn icnfwd_path() -> PathBuf {
 /// Starts icnfwd for `target`: a scheme (capacities on both faces unless
 /// "none") or `shardN` (the sharded engine with N threads, scheme none);
 /// returns it with the address consumers talk to.
-fn spawn_icnfwd(dir: &Path, target: &str, producer: SocketAddr) -> (Proc, SocketAddr) {
+fn spawn_icnfwd(
+    dir: &Path,
+    target: &str,
+    producer: SocketAddr,
+    cs_packets: Option<usize>,
+) -> (Proc, SocketAddr) {
     let (scheme, engine) = match shard_threads(target) {
         Some(n) => ("none", format!("[engine]\nthreads = {n}\nsharded = true\n")),
         None => (target, String::new()),
@@ -189,6 +199,10 @@ fn spawn_icnfwd(dir: &Path, target: &str, producer: SocketAddr) -> (Proc, Socket
         dcap = cap("default_capacity_bps"),
         fcap = cap("capacity_bps"),
     );
+    let cfg = match cs_packets {
+        Some(n) => cfg + &format!("[tables]\ncs_max_packets = {n}\n"),
+        None => cfg,
+    };
     let cfg_path = dir.join(format!("{target}.toml"));
     std::fs::write(&cfg_path, cfg).expect("write config");
     let _ = std::fs::remove_file(&sock);
@@ -265,7 +279,7 @@ fn main() {
             let (proc, addr) = if target == "relay" {
                 spawn_role("relay", &producer.to_string())
             } else {
-                spawn_icnfwd(dir.path(), target, producer)
+                spawn_icnfwd(dir.path(), target, producer, args.cs_packets)
             };
             let prefix: Name = format!("/load/r{run}/{round}/{target}")
                 .parse()

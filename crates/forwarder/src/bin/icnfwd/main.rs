@@ -1,6 +1,14 @@
 //! `icnfwd`: the NDN forwarder daemon, and the control verbs (`status`,
 //! `face`, `route`, `strategy`, `cs`) that manage a running one.
 
+/// mimalloc, not glibc's malloc: under loadgen glibc's bin searches and
+/// consolidation (every CS eviction frees a Data of ~1.3 KB among
+/// small blocks) were 15 % of icnfwd's CPU; with mimalloc the CPU per
+/// exchange fell from 6.7-8.1 to 5.1-5.9 µs (forwarder README,
+/// Performance). `daemon::shell::memory` asks it to return freed pages.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod ctl;
 mod json;
 
