@@ -31,9 +31,8 @@
 //! otherwise after its purge delay), and the glibc steps above still serve
 //! a program linked without mimalloc and the C libraries' own blocks.
 //! mimalloc returns memory per page, so a page that still holds one live
-//! block stays: after the same flood 9-11 MB more than idle stay resident
-//! (7.7 -> 196 -> 17.0 MB with transparent huge pages off, 17.2 -> 212 ->
-//! 28.8 MB with them on; glibc 7.0 -> 185 -> 12.5 MB).
+//! block stays: after the same flood about 9 MB more than idle stay
+//! resident (7.7 -> 196 -> 16.9 MB; glibc 7.0 -> 185 -> 12.5 MB).
 
 use super::Shell;
 
