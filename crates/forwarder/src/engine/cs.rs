@@ -1,22 +1,13 @@
 //! Content Store: bounded by packets and bytes, LRU replacement.
 //!
-//! Exact lookups go through a hash table of slab indices whose entries keep
-//! their name's hash, so evicting finds its hash slot by index without
-//! reading the evicted name (a cold packet buffer once the store is large).
-//! CanBePrefix lookups use a B-tree keyed by the Data name's TLV-VALUE
-//! bytes: a name prefix is a byte prefix ending on a component boundary, so
-//! all names under a prefix form one contiguous byte-ordered range. LRU
-//! order is an intrusive list over the slab, so a hit or an eviction
-//! allocates nothing.
-//!
-//! The B-tree is brought up to date only when a CanBePrefix lookup needs it:
-//! an insert queues its slab index, and the queue is merged into the tree
-//! before the next range scan. An entry evicted before that never touches
-//! the tree. Under unique-name traffic with exact Interests (a segmented
-//! fetch after its first segment, loadgen) the tree's insert and remove
-//! were about 8 % of icnfwd's CPU per exchange, all of it for lookups that
-//! never came; with CanBePrefix lookups between inserts the work is the
-//! same as keeping the tree current, done later.
+//! Entries are keyed by the Data name's TLV-VALUE bytes in a B-tree. Because
+//! a name prefix is a byte prefix ending on a component boundary, all names
+//! under a prefix form one contiguous byte-ordered range: exact lookups and
+//! CanBePrefix lookups use the same tree. Exact lookups go through a hash
+//! table of slab indices whose entries keep their name's hash, so evicting
+//! finds its hash slot by index without reading the evicted name (a cold
+//! packet buffer once the store is large). LRU order is an intrusive list
+//! over the slab, so a hit or an eviction allocates nothing.
 //!
 //! One entry per name: a newer Data with the same name replaces the old one.
 
@@ -79,8 +70,6 @@ struct Entry {
     fresh_until: Timestamp,
     prev: u32,
     next: u32,
-    /// In the ordered index (else its slab index is in `unindexed`).
-    indexed: bool,
 }
 
 /// What a CS lookup asks for.
@@ -99,16 +88,8 @@ pub struct CsQuery<'a> {
 /// Bounded LRU content store.
 #[derive(Debug, Clone)]
 pub struct ContentStore {
-    /// Byte-ordered index, for CanBePrefix range scans; holds the entries
-    /// merged from `unindexed` so far.
+    /// Byte-ordered index, for CanBePrefix range scans.
     index: BTreeMap<OrdKey, u32>,
-    /// Slab indices inserted since the last merge into `index`, each at
-    /// most once (`queued`); an index whose entry has gone since, or was
-    /// replaced by one that is already indexed, is skipped by the merge.
-    /// At most one per slab slot.
-    unindexed: Vec<u32>,
-    /// Per slab slot: its index is in `unindexed`.
-    queued: Vec<bool>,
     /// Hash index of (slab index, upper half of the name's hash), for the
     /// common exact-name lookup. The hash half rules out the table's 7-bit
     /// tag collisions (~1 lookup in 8 at this load) without reading the
@@ -129,8 +110,6 @@ impl ContentStore {
     pub fn new(max_packets: usize, max_bytes: usize, hasher: SeededState) -> Self {
         ContentStore {
             index: BTreeMap::new(),
-            unindexed: Vec::new(),
-            queued: Vec::new(),
             exact: HashTable::new(),
             hasher,
             slots: Vec::new(),
@@ -145,12 +124,12 @@ impl ContentStore {
 
     /// Number of Data stored.
     pub fn len(&self) -> usize {
-        self.exact.len()
+        self.index.len()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.exact.is_empty()
+        self.index.is_empty()
     }
 
     /// Wire bytes stored.
@@ -211,9 +190,7 @@ impl ContentStore {
         self.unlink(i);
         if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
             self.bytes -= e.wire.len();
-            if e.indexed {
-                self.index.remove(&OrdKey::new(e.key));
-            }
+            self.index.remove(&OrdKey::new(e.key));
             if let Ok(h) = self.exact.find_entry(e.hash, |&(j, _)| j == i) {
                 h.remove();
             }
@@ -237,7 +214,7 @@ impl ContentStore {
         if let Some(i) = self.find_exact(&name_value) {
             self.remove_slot(i);
         }
-        while self.exact.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
+        while self.index.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
             let t = self.tail;
             if t == NIL {
                 break;
@@ -252,7 +229,6 @@ impl ContentStore {
             fresh_until,
             prev: NIL,
             next: NIL,
-            indexed: false,
         };
         self.bytes += entry.wire.len();
         let i = match self.free.pop() {
@@ -262,13 +238,10 @@ impl ContentStore {
             }
             None => {
                 self.slots.push(Some(entry));
-                self.queued.push(false);
                 (self.slots.len() - 1) as u32
             }
         };
-        if !std::mem::replace(&mut self.queued[i as usize], true) {
-            self.unindexed.push(i);
-        }
+        self.index.insert(OrdKey::new(name_value), i);
         let slots = &self.slots;
         self.exact
             .insert_unique(hash, (i, hash_tag(hash)), |&(j, _)| {
@@ -291,7 +264,6 @@ impl ContentStore {
                     .is_none_or(|d| digest_of(&e.wire) == Some(d))
         };
         let found = if q.can_be_prefix && q.implicit_digest.is_none() {
-            self.merge_unindexed();
             let mut hit = None;
             // Cold path: one copy of the query name to build the range start.
             let from = OrdKey::new(Bytes::copy_from_slice(q.name_value));
@@ -317,23 +289,9 @@ impl ContentStore {
         self.entry(i).map(|e| e.wire.clone())
     }
 
-    /// Brings the ordered index up to date with the entries inserted since
-    /// the last range scan.
-    fn merge_unindexed(&mut self) {
-        for i in self.unindexed.drain(..) {
-            self.queued[i as usize] = false;
-            if let Some(e) = self.slots[i as usize].as_mut().filter(|e| !e.indexed) {
-                e.indexed = true;
-                self.index.insert(OrdKey::new(e.key.clone()), i);
-            }
-        }
-    }
-
     /// Removes every entry.
     pub fn clear(&mut self) {
         self.index.clear();
-        self.unindexed.clear();
-        self.queued.clear();
         self.exact.clear();
         self.slots.clear();
         self.free.clear();
@@ -358,24 +316,8 @@ impl ContentStore {
             i = e.next;
         }
         assert_eq!(prev, self.tail);
+        assert_eq!(n, self.index.len());
         assert_eq!(n, self.exact.len());
-        // Every entry is in the ordered index or queued for it, once.
-        let indexed = self.slots.iter().flatten().filter(|e| e.indexed).count();
-        assert_eq!(indexed, self.index.len());
-        let mut queued = self.unindexed.clone();
-        queued.sort_unstable();
-        queued.dedup();
-        assert_eq!(queued.len(), self.unindexed.len());
-        assert_eq!(self.queued.iter().filter(|&&q| q).count(), queued.len());
-        assert_eq!(self.queued.len(), self.slots.len());
-        for (i, e) in self.slots.iter().enumerate() {
-            if let Some(e) = e {
-                assert!(
-                    e.indexed || self.queued[i],
-                    "slot {i} neither indexed nor queued"
-                );
-            }
-        }
         assert_eq!(b, self.bytes);
         assert!(n <= self.max_packets && b <= self.max_bytes);
     }
