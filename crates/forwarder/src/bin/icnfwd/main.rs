@@ -1,32 +1,6 @@
 //! `icnfwd`: the NDN forwarder daemon, and the control verbs (`status`,
 //! `face`, `route`, `strategy`, `cs`) that manage a running one.
 
-/// Turns transparent huge pages off for this process (mimalloc is also
-/// built not to ask for them, feature `no_thp`; this covers hosts where
-/// the kernel gives them unasked). On a fresh 2 MiB page the kernel clears
-/// all of it at the first write: a 500 MB Unix transfer, the Content Store
-/// filling with 8.8 KB Data, spent 43-45 % of icnfwd's samples in
-/// `clear_page_erms` with them (2.5 Gbit/s, 2.5 s of icnfwd CPU per GB)
-/// and 4 % without (3.5 Gbit/s, 1.6-1.8 s/GB); loadgen's steady state
-/// showed no difference beyond its noise. The idle RSS is 7.7 MB instead
-/// of 17 MB.
-fn no_transparent_huge_pages() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_THP_DISABLE only sets a flag of this process's memory
-    // map; a refusal (an old kernel) leaves huge pages as they were.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
-}
-
-/// mimalloc, not glibc's malloc: under loadgen glibc's bin searches and
-/// consolidation (every CS eviction frees a Data of ~1.3 KB among
-/// small blocks) were 15 % of icnfwd's CPU; with mimalloc the CPU per
-/// exchange fell from 6.7-8.1 to 5.1-5.9 µs (forwarder README,
-/// Performance). `daemon::shell::memory` asks it to return freed pages.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod ctl;
 mod json;
 
@@ -119,6 +93,32 @@ fn load(path: &Option<PathBuf>) -> anyhow::Result<Config> {
         None => Ok(Config::default()),
     }
 }
+
+/// Turns transparent huge pages off for this process (mimalloc is also
+/// built not to ask for them, feature `no_thp`; this covers hosts where
+/// the kernel gives them unasked). On a fresh 2 MiB page the kernel clears
+/// all of it at the first write: a 500 MB Unix transfer, the Content Store
+/// filling with 8.8 KB Data, spent 43-45 % of icnfwd's samples in
+/// `clear_page_erms` with them (2.5 Gbit/s, 2.5 s of icnfwd CPU per GB)
+/// and 4 % without (3.5 Gbit/s, 1.6-1.8 s/GB); loadgen's steady state
+/// showed no difference beyond its noise. The idle RSS is 7.7 MB instead
+/// of 17 MB.
+fn no_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE only sets a flag of this process's memory
+    // map; a refusal (an old kernel) leaves huge pages as they were.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
+/// mimalloc, not glibc's malloc: under loadgen glibc's bin searches and
+/// consolidation (every CS eviction frees a Data of ~1.3 KB among
+/// small blocks) were 15 % of icnfwd's CPU; with mimalloc the CPU per
+/// exchange fell from 6.7-8.1 to 5.1-6.6 µs (forwarder README,
+/// Performance). `daemon::shell::memory` asks it to return freed pages.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
     no_transparent_huge_pages();

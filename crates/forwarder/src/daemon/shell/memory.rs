@@ -18,8 +18,8 @@
 //! off. Measured with the same flood (release, `malloc_stats` and
 //! `/proc/<pid>/smaps` from a script): 6.5 MB before, 152 MB at the peak,
 //! 7.0 MB 15 s after, the arena's top released (13.1 MB without the fix,
-//! 6.4 MB of it resident in that arena's heap). The test (which stops at
-//! the first sample under 2x): release 6.9 MB before, 11.7 MB after within
+//! 6.4 MB of it resident in that arena's heap). The test, then bounded at
+//! twice the idle RSS and stopping at the first sample under it: release 6.9 MB before, 11.7 MB after within
 //! 5 s (was 15.8 MB after 60 s, a failure); debug 15.0 MB before, 19.6 MB
 //! after (was 25.1 MB: it passed only because debug's baseline is larger).
 //!
@@ -70,8 +70,8 @@ pub(super) fn fix_malloc_thresholds() {
     }
 }
 
-/// Returns free heap pages to the kernel: mimalloc's, and glibc's (glibc
-/// only; a no-op elsewhere).
+/// Returns free heap pages to the kernel: mimalloc's always, glibc's where
+/// the C library is glibc.
 fn trim_heap() {
     // SAFETY: mi_collect only walks mimalloc's own heaps, from the thread
     // that owns them (the engine's) and the abandoned ones.
