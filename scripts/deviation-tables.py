@@ -91,6 +91,9 @@ ROWS = [
     ("W7", "wincm", "uiw_per_fib_prefix", "true",
      ["wincm_multipath", "diamond", "mircc_fig8", "abilene_multipath",
       "abilene", "dumbbell"], ""),
+    ("W11", "wincm", "prompt_reentry", "false",
+     ["dumbbell", "arrival", "diamond", "ccc_fig1", "wincm_multipath",
+      "mircc_fig8", "greedy", "qsccp_classes", "abilene"], ""),
 ]
 
 # The "Every scheme under both profiles" table (multicast scenarios apart).

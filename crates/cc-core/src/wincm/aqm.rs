@@ -1,5 +1,17 @@
 //! WinCM AQM: CoDel detection and multi-congestion marking (Algorithm 1,
 //! eqs. 1–2; the cleaned reading of docs/algorithms.md §5.1).
+//!
+//! Prompt re-entry ([`MultiMarkConfig::prompt_reentry`], tuned profile,
+//! W11 in docs/deviations.md): Algorithm 1 waits a whole interval above
+//! target before every episode, and N flows each add an Interest per round
+//! trip meanwhile, so on short paths the queue an episode finds grows with
+//! N (ten 1200 B flows on 2 Mbit/s at 50 ms: 75 ms p95). Once an episode
+//! has run and the queue has since fallen to target (its cuts arrived),
+//! the next rise above target within 16 intervals (CoDel's re-entry
+//! window) opens an episode at once. Such an episode marks the delay above
+//! target (`s − Target`) rather than eq. (1)'s `s + k`: it starts as soon
+//! as the queue crosses target, so its excess is what the cuts must take
+//! away.
 
 use crate::time::{Duration, Timestamp};
 
@@ -13,6 +25,11 @@ pub struct MultiMarkConfig {
     /// Time above target before congestion is declared (paper text 110 ms;
     /// 100 ms as CoDel/PCON by default, docs/algorithms.md §5.4).
     pub interval: Duration,
+    /// After an episode, once the queue has fallen to target, the next
+    /// rise above target within 16 intervals opens an episode at once
+    /// (module doc) [D]. Off: every episode waits a whole interval above
+    /// target, as Algorithm 1.
+    pub prompt_reentry: bool,
 }
 
 impl Default for MultiMarkConfig {
@@ -20,6 +37,7 @@ impl Default for MultiMarkConfig {
         MultiMarkConfig {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(100),
+            prompt_reentry: true,
         }
     }
 }
@@ -30,6 +48,7 @@ impl MultiMarkConfig {
         MultiMarkConfig {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(110),
+            prompt_reentry: false,
         }
     }
 
@@ -62,6 +81,10 @@ pub struct MultiMarkCodel {
     over_interval: bool,
     next_marking: Timestamp,
     stop_marking: Timestamp,
+    /// End of the last episode's marking window, if one ran.
+    last_stop: Option<Timestamp>,
+    /// The sojourn fell to target after the last episode's window closed.
+    drained: bool,
     stats: MultiMarkStats,
 }
 
@@ -75,6 +98,8 @@ impl MultiMarkCodel {
             over_interval: false,
             next_marking: Timestamp::ZERO,
             stop_marking: Timestamp::ZERO,
+            last_stop: None,
+            drained: false,
             stats: MultiMarkStats::default(),
         }
     }
@@ -85,24 +110,31 @@ impl MultiMarkCodel {
         if sojourn <= self.cfg.target {
             self.first_above = None;
             self.over_interval = false;
+            if self.last_stop.is_some_and(|t| now > t) {
+                self.drained = true;
+            }
         } else {
             match self.first_above {
+                None if self.reenters(now) => {
+                    // The last episode's cuts brought the queue to target
+                    // and it rises again: mark its excess at once.
+                    self.first_above = Some(now);
+                    self.first_sojourn = sojourn;
+                    self.open_episode(now, now + sojourn.saturating_sub(self.cfg.target));
+                }
                 None => {
                     self.first_above = Some(now);
                     self.first_sojourn = sojourn;
                     self.over_interval = false;
                 }
                 Some(fat) if !self.over_interval && now > fat + self.cfg.interval => {
-                    self.over_interval = true;
-                    self.stats.episodes += 1;
                     let s = sojourn.as_secs_f64();
                     let elapsed = now.saturating_since(fat).as_secs_f64();
                     // (2) k = (s − FirstSojourn)/(now − FirstAboveTime) · s
                     let k = (s - self.first_sojourn.as_secs_f64()) / elapsed * s;
                     // (1) StopMarkingTime = FirstAboveTime + Interval + s + k, with s + k ≥ 0
                     let span = Duration::from_secs_f64((s + k).clamp(0.0, 1e6));
-                    self.stop_marking = fat + self.cfg.interval + span;
-                    self.next_marking = now;
+                    self.open_episode(now, fat + self.cfg.interval + span);
                 }
                 Some(_) => {}
             }
@@ -124,15 +156,39 @@ impl MultiMarkCodel {
         false
     }
 
+    /// Starts marking at `now` until `stop`.
+    fn open_episode(&mut self, now: Timestamp, stop: Timestamp) {
+        self.over_interval = true;
+        self.stats.episodes += 1;
+        self.stop_marking = stop;
+        self.next_marking = now;
+        self.last_stop = Some(stop);
+        self.drained = false;
+    }
+
+    /// Within CoDel's re-entry window of the last episode (16 intervals).
+    fn recent_episode(&self, now: Timestamp) -> bool {
+        self.cfg.prompt_reentry
+            && self
+                .last_stop
+                .is_some_and(|t| now.saturating_since(t) < self.cfg.interval * 16)
+    }
+
+    /// A rise above target opens an episode without waiting an interval.
+    fn reenters(&self, now: Timestamp) -> bool {
+        self.drained && self.recent_episode(now)
+    }
+
     /// End of the current marking window, if an episode is running.
     pub fn stop_marking_time(&self) -> Option<Timestamp> {
         self.over_interval.then_some(self.stop_marking)
     }
 
-    /// True when no congestion episode is being detected or marked: the
-    /// state a fresh marker starts in (a per-flow marker may be dropped).
-    pub fn is_idle(&self) -> bool {
-        self.first_above.is_none() && !self.over_interval
+    /// True when no congestion episode is being detected or marked and
+    /// none would open at once: the state a fresh marker starts in (a
+    /// per-flow marker may be dropped).
+    pub fn is_idle(&self, now: Timestamp) -> bool {
+        self.first_above.is_none() && !self.over_interval && !self.recent_episode(now)
     }
 
     /// Counters.
@@ -187,6 +243,68 @@ mod tests {
         q.on_dequeue(Timestamp::ZERO, Duration::from_millis(10));
         q.on_dequeue(Timestamp::from_millis(50), Duration::from_millis(1));
         assert!(!q.on_dequeue(Timestamp::from_millis(120), Duration::from_millis(10)));
+    }
+
+    /// Tuned: after an episode, once the queue has drained to target, the
+    /// next rise is marked at once for its delay above target; the paper's
+    /// Algorithm 1 waits a whole interval again.
+    #[test]
+    fn a_rise_after_a_drained_episode_is_marked_at_once_when_tuned() {
+        let ms = Timestamp::from_millis;
+        let d = Duration::from_millis;
+        let run = |cfg: MultiMarkConfig| {
+            let mut q = MultiMarkCodel::new(cfg);
+            // First episode: 20 ms of queue from 0 to 110 ms (interval).
+            for t in 0..=110 {
+                q.on_dequeue(ms(t), d(20));
+            }
+            assert_eq!(q.stats().episodes, 1);
+            // The cuts arrive: the queue drains after the window closed.
+            for t in 200..210 {
+                assert!(!q.on_dequeue(ms(t), d(1)));
+            }
+            // It rises to 9 ms: 4 ms above target.
+            (210..240)
+                .filter(|&t| q.on_dequeue(ms(t), d(9)))
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(
+            run(MultiMarkConfig::default()),
+            (210..=214).collect::<Vec<_>>()
+        );
+        let paper = MultiMarkConfig {
+            interval: Duration::from_millis(100),
+            ..MultiMarkConfig::paper()
+        };
+        assert!(run(paper).is_empty());
+    }
+
+    /// No prompt episode while the queue has not drained since the last
+    /// window (the cuts have not arrived), nor 16 intervals after it.
+    #[test]
+    fn prompt_reentry_needs_a_drain_and_a_recent_episode() {
+        let ms = Timestamp::from_millis;
+        let d = Duration::from_millis;
+        let mut q = MultiMarkCodel::default();
+        for t in 0..=110 {
+            q.on_dequeue(ms(t), d(20));
+        }
+        let stop = q.stop_marking_time().unwrap();
+        // Still above target after the window: a whole interval again.
+        let t0 = stop.as_nanos() / 1_000_000 + 1;
+        assert!(!q.on_dequeue(ms(t0), d(20)));
+        assert!(!q.on_dequeue(ms(t0 + 50), d(20)));
+        assert_eq!(q.stats().episodes, 1);
+        assert!(!q.is_idle(ms(t0 + 50)));
+        // Drained, but the next rise comes after 16 intervals.
+        let mut q2 = MultiMarkCodel::default();
+        for t in 0..=110 {
+            q2.on_dequeue(ms(t), d(20));
+        }
+        q2.on_dequeue(ms(300), d(1));
+        assert!(q2.is_idle(ms(300 + 1_700)));
+        assert!(!q2.on_dequeue(ms(300 + 1_700), d(20)));
+        assert_eq!(q2.stats().episodes, 1);
     }
 
     proptest! {

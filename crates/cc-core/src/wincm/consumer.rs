@@ -86,6 +86,7 @@ impl WincmConsumerConfig {
     pub fn paper() -> Self {
         WincmConsumerConfig {
             beta: 4.0,
+            bic: BicConfig::paper(),
             mark_ends_slow_start: false,
             once_per_window: false,
             pacing: None,

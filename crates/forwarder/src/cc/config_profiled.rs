@@ -447,6 +447,10 @@ pub struct WincmParams {
     pub target_ms: u64,
     /// CoDel interval, ms (tuned 100, paper 110).
     pub interval_ms: u64,
+    /// Once an episode's cuts have brought the queue to target, the next
+    /// rise opens an episode at once (tuned; cc-core
+    /// `MultiMarkConfig::prompt_reentry`, W11 in docs/deviations.md).
+    pub prompt_reentry: bool,
     /// UIW decrease per marked Data (tuned 1.1, paper 1.5; see cc-core
     /// `wincm::forwarding`).
     pub d: f64,
@@ -470,6 +474,7 @@ impl WincmParams {
             profile,
             target_ms: m.target.as_millis() as u64,
             interval_ms: m.interval.as_millis() as u64,
+            prompt_reentry: m.prompt_reentry,
             d: u.d,
             prefer_unsaturated: u.prefer_unsaturated,
             flow_queues: profile == Profile::Tuned,
@@ -483,6 +488,7 @@ profiled_params!(
     RawWincm {
         target_ms: u64,
         interval_ms: u64,
+        prompt_reentry: bool,
         d: f64,
         prefer_unsaturated: bool,
         flow_queues: bool,
@@ -544,6 +550,7 @@ mod tests {
             ),
             (110, 1.2, false, false, true)
         );
+        assert!(!paper.wincm.prompt_reentry && tuned.wincm.prompt_reentry);
         assert!(toml::from_str::<CcConfig>("[wincm]\nprofile = \"paper\"\nbeta = 4\n").is_err());
     }
 

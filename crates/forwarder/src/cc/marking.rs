@@ -73,7 +73,7 @@ impl Marker {
     fn idle(&self, now: Timestamp) -> bool {
         match self {
             Marker::Codel(c) => c.is_idle(now),
-            Marker::MultiMark(m) => m.is_idle(),
+            Marker::MultiMark(m) => m.is_idle(now),
         }
     }
 

@@ -32,6 +32,7 @@ impl Wincm {
             markers: FaceMarkers::new(MarkerLaw::MultiMark(MultiMarkConfig {
                 target: Duration::from_millis(cfg.wincm.target_ms),
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
+                prompt_reentry: cfg.wincm.prompt_reentry,
             })),
             ids: Vec::new(),
             per_fib_prefix: cfg.wincm.uiw_per_fib_prefix,

@@ -54,7 +54,14 @@ pub fn run_ms(t: &Topology, content_bytes: usize) -> u64 {
     } else {
         0
     };
-    (8_000 + 80 * rtt).max(2 * data_ms).min(30_000)
+    // `ICN_ENVELOPE_RUN_SCALE=4` runs every point four times longer: a law
+    // that drifts with the run's length shows there.
+    let scale = std::env::var("ICN_ENVELOPE_RUN_SCALE")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(1)
+        .clamp(1, 16);
+    (8_000 + 80 * rtt).max(2 * data_ms).min(30_000) * scale
 }
 
 /// Runs `t` under `scheme` with Data of `content_bytes`.
