@@ -71,6 +71,10 @@ pub struct AimdConfig {
     pub min_window: f64,
     /// Upper bound of the window, Interests.
     pub max_window: f64,
+    /// Ceiling that follows the path: at most `max(floor, 2 × measured
+    /// bandwidth-delay product)` Interests, below `max_window` (`None`:
+    /// `max_window` alone; [`crate::window`]'s `PathBdp`).
+    pub path_window_floor: Option<f64>,
     /// RTO estimator parameters.
     pub rtt: RttConfig,
     /// Spread the window's Interests over the RTT (`None`: unpaced, as
@@ -93,6 +97,7 @@ impl Default for AimdConfig {
             min_ssthresh: MIN_SSTHRESH,
             min_window: 1.0,
             max_window: 1_000_000.0,
+            path_window_floor: None,
             rtt: RttConfig::default(),
             pacing: None,
         }
@@ -159,7 +164,8 @@ impl Aimd {
             cfg,
             ssthresh: cfg.init_ssthresh,
             core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt)
-                .with_pacing(cfg.pacing),
+                .with_pacing(cfg.pacing)
+                .with_path_ceiling(cfg.path_window_floor),
             marked: MarkedFraction::new(),
         };
         a.clamp();
@@ -260,6 +266,39 @@ mod tests {
     use crate::time::Duration;
     use crate::window::test_events::{apply, data};
     use proptest::prelude::*;
+
+    /// A path that delivers 100 Data/s at a 100 ms round trip (10 Data of
+    /// bandwidth-delay product): with a path ceiling over a floor of 4 the
+    /// slow start stops at twice the product; without, it runs to the
+    /// law's own ceiling.
+    #[test]
+    fn a_path_ceiling_holds_the_window_at_twice_the_measured_product() {
+        let run = |floor: Option<f64>| {
+            let mut a = Aimd::new(AimdConfig {
+                max_window: 1_000.0,
+                path_window_floor: floor,
+                ..AimdConfig::default()
+            });
+            for i in 1..=3_000u64 {
+                a.on_interest_sent(Timestamp::from_millis(10 * i), false);
+                a.on_data(Timestamp::from_millis(10 * i), &data(100, 0));
+            }
+            a.cwnd()
+        };
+        let held = run(Some(4.0));
+        assert!((19.0..=21.0).contains(&held), "held at {held}");
+        assert_eq!(run(None), 1_000.0);
+        // The floor is a floor: a path smaller than half of it keeps it.
+        let mut a = Aimd::new(AimdConfig {
+            max_window: 1_000.0,
+            path_window_floor: Some(512.0),
+            ..AimdConfig::default()
+        });
+        for i in 1..=3_000u64 {
+            a.on_data(Timestamp::from_millis(10 * i), &data(100, 0));
+        }
+        assert_eq!(a.cwnd(), 512.0);
+    }
 
     #[test]
     fn a_paced_window_paces_at_twice_its_rate_in_slow_start_and_1_2_after() {

@@ -46,6 +46,10 @@ pub struct CubicConfig {
     pub min_window: f64,
     /// Upper bound of the window.
     pub max_window: f64,
+    /// Ceiling that follows the path: at most `max(floor, 2 × measured
+    /// bandwidth-delay product)` Interests, below `max_window` (`None`:
+    /// `max_window` alone; [`crate::window`]'s `PathBdp`).
+    pub path_window_floor: Option<f64>,
     /// RTO estimator parameters.
     pub rtt: RttConfig,
     /// Spread the window's Interests over the RTT (`None`: unpaced, as
@@ -65,6 +69,7 @@ impl Default for CubicConfig {
             ignore_marks: false,
             min_window: 1.0,
             max_window: 1_000_000.0,
+            path_window_floor: None,
             rtt: RttConfig::default(),
             pacing: None,
         }
@@ -92,7 +97,8 @@ impl Cubic {
             w_max: 0.0,
             last_decrease: None,
             core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt)
-                .with_pacing(cfg.pacing),
+                .with_pacing(cfg.pacing)
+                .with_path_ceiling(cfg.path_window_floor),
         };
         c.clamp();
         c

@@ -58,8 +58,9 @@ pub struct SchemeOptions {
     /// `--class`: QSCCP service class.
     pub class: ServiceClass,
     /// Hard bound on Interests outstanding (icncat `--max-outstanding`);
-    /// `None`: [`WINDOW_MAX_OUTSTANDING`] for window laws,
-    /// [`RATE_MAX_OUTSTANDING`] for rate-paced ones.
+    /// `None`: [`RATE_MAX_OUTSTANDING`], and window laws keep at most
+    /// twice the path's measured bandwidth-delay product or
+    /// [`WINDOW_MAX_OUTSTANDING`], whichever is more.
     pub max_outstanding: Option<u32>,
     /// Data size assumed before the first Data arrives (bytes).
     pub initial_data_size_bytes: f64,
@@ -76,15 +77,21 @@ pub struct SchemeOptions {
     pub ccc_min_pace_ips: Option<f64>,
 }
 
-/// Default bound of a window law: on loopback a CUBIC slow start to
-/// thousands of Interests only overflowed the forwarder's queues.
+/// What a window law may keep in flight without `--max-outstanding`
+/// whatever the path measures: beyond it, twice the path's measured
+/// bandwidth-delay product (cc-core `window`, `path_window_floor`). On
+/// loopback a CUBIC slow start to thousands of Interests only overflowed
+/// the forwarder's queues, and the product there is a few Data; one
+/// 1200-byte flow on 50 Mbit/s at 150 ms needs 744 (held to 68 % by a
+/// fixed 512).
 pub const WINDOW_MAX_OUTSTANDING: u32 = 512;
 
-/// Default bound of a rate-paced law (RCP, MIRCC, CCC, QSCCP, fixed rate),
-/// where rate × RTT decides what is in flight and the bound is only a
-/// safety net: it must exceed the path's bandwidth-delay product in Data.
-/// 50 Mbit/s × 150 ms of 1200-byte Data is 780 Data; 512 held MIRCC and RCP
-/// to 70 % there (envelope sweep).
+/// Default hard bound on Interests in flight, a safety net: rate × RTT
+/// decides what a rate-paced law (RCP, MIRCC, CCC, QSCCP, fixed rate) has
+/// in flight, and a window law stays under its path ceiling
+/// ([`WINDOW_MAX_OUTSTANDING`]). It must exceed the path's
+/// bandwidth-delay product in Data: 50 Mbit/s × 150 ms of 1200-byte Data
+/// is 780 Data; 512 held MIRCC and RCP to 70 % there (envelope sweep).
 pub const RATE_MAX_OUTSTANDING: u32 = 8192;
 
 /// What a CCC consumer asks for when no `--objective` is given: more than
@@ -151,19 +158,25 @@ impl SchemeOptions {
         }
     }
 
-    /// The bound on Interests in flight for this law (given or default).
+    /// The hard bound on Interests in flight for this law (given or
+    /// default).
     pub fn max_outstanding_for_law(&self) -> u32 {
-        let default = if self.rate_paced() {
-            RATE_MAX_OUTSTANDING
-        } else {
-            WINDOW_MAX_OUTSTANDING
-        };
-        self.max_outstanding.unwrap_or(default).max(1)
+        self.max_outstanding.unwrap_or(RATE_MAX_OUTSTANDING).max(1)
+    }
+
+    /// A window law's ceiling below the hard bound: twice the path's
+    /// measured bandwidth-delay product, at least
+    /// [`WINDOW_MAX_OUTSTANDING`]; none when `--max-outstanding` is given
+    /// or the law paces a rate.
+    pub fn path_window_floor(&self) -> Option<f64> {
+        (self.max_outstanding.is_none() && !self.rate_paced())
+            .then_some(f64::from(WINDOW_MAX_OUTSTANDING))
     }
 
     /// Every law's cc-core config from these options.
     pub fn law_config(&self) -> ConsumerLawConfig {
         let max_out = self.max_outstanding_for_law();
+        let path_window_floor = self.path_window_floor();
         let size0 = self.initial_data_size_bytes.max(1.0);
         let d = ConsumerLawConfig::default();
         let ssthresh = self.init_ssthresh.unwrap_or(f64::INFINITY);
@@ -190,6 +203,7 @@ impl SchemeOptions {
             disable_cwa: self.disable_cwa,
             ignore_marks: self.ignore_marks,
             max_window: f64::from(max_out),
+            path_window_floor,
             rtt: self.rtt,
             pacing,
             ..d.aimd
@@ -202,6 +216,7 @@ impl SchemeOptions {
             disable_cwa: self.disable_cwa,
             ignore_marks: self.ignore_marks,
             max_window: f64::from(max_out),
+            path_window_floor,
             rtt: self.rtt,
             pacing,
             ..d.cubic
@@ -256,6 +271,7 @@ impl SchemeOptions {
                 WincmConsumerConfig {
                     init_cwnd: self.init_cwnd.unwrap_or(w.init_cwnd),
                     max_window: f64::from(max_out),
+                    path_window_floor,
                     disable_cwa: self.disable_cwa,
                     rtt: self.rtt,
                     ..w

@@ -53,6 +53,10 @@ pub struct WincmConsumerConfig {
     pub init_cwnd: f64,
     /// Ceiling of the window.
     pub max_window: f64,
+    /// Ceiling that follows the path: at most `max(floor, 2 × measured
+    /// bandwidth-delay product)` Interests, below `max_window` (`None`:
+    /// `max_window` alone; [`crate::window`]'s `PathBdp`).
+    pub path_window_floor: Option<f64>,
     /// Additive decrease per marked Data (must be > 1; paper 4, default
     /// 1.5: see the module doc).
     pub beta: f64,
@@ -108,6 +112,7 @@ impl Default for WincmConsumerConfig {
         WincmConsumerConfig {
             init_cwnd: 1.0,
             max_window: 100_000.0,
+            path_window_floor: None,
             beta: 1.5,
             n_normal: 8,
             bic: BicConfig::default(),
@@ -149,7 +154,9 @@ impl WincmConsumer {
             num_marked: 0,
             norm_data: 0,
             episode_start: None,
-            core: WindowCore::new(min, cfg.disable_cwa, false, cfg.rtt).with_pacing(cfg.pacing),
+            core: WindowCore::new(min, cfg.disable_cwa, false, cfg.rtt)
+                .with_pacing(cfg.pacing)
+                .with_path_ceiling(cfg.path_window_floor),
         }
     }
 

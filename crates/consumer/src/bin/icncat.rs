@@ -143,8 +143,9 @@ struct Args {
     /// Skip version discovery (same as --discovery none).
     #[arg(short = 'D', long)]
     no_version_discovery: bool,
-    /// Most Interests in flight, whatever the scheme says [default: 512 for
-    /// window laws, 8192 for rate-paced ones].
+    /// Most Interests in flight, whatever the scheme says [default: 8192;
+    /// window laws also keep at most twice the path's measured
+    /// bandwidth-delay product, or 512 when that is more].
     #[arg(long)]
     max_outstanding: Option<u32>,
     /// RTO estimator: SRTT gain (RFC 6298 alpha).

@@ -447,8 +447,8 @@ pub struct WincmParams {
     pub target_ms: u64,
     /// CoDel interval, ms (tuned 100, paper 110).
     pub interval_ms: u64,
-    /// Once an episode's cuts have brought the queue to target, the next
-    /// rise opens an episode at once (tuned; cc-core
+    /// Once an episode's cuts have emptied the queue, its next rise opens
+    /// an episode at once (tuned; cc-core
     /// `MultiMarkConfig::prompt_reentry`, W11 in docs/deviations.md).
     pub prompt_reentry: bool,
     /// UIW decrease per marked Data (tuned 1.1, paper 1.5; see cc-core

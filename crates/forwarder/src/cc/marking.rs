@@ -65,7 +65,10 @@ impl Marker {
                 } else {
                     sojourn
                 };
-                m.on_dequeue(now, s)
+                // Prompt re-entry re-arms only when the queue (nearly)
+                // emptied: a queue hovering at target dips under it all
+                // the time on a real link (W11 in docs/deviations.md).
+                m.on_dequeue_emptied(now, s, backlog_bytes <= packet_bytes)
             }
         }
     }
