@@ -256,6 +256,16 @@ mod tests {
         assert!(!q.on_dequeue(Timestamp::from_millis(120), Duration::from_millis(10)));
     }
 
+    /// A tuned marker after one episode: 20 ms of queue from 0 to 110 ms.
+    fn after_one_episode() -> MultiMarkCodel {
+        let mut q = MultiMarkCodel::default();
+        for t in 0..=110 {
+            q.on_dequeue_emptied(Timestamp::from_millis(t), Duration::from_millis(20), false);
+        }
+        assert_eq!(q.stats().episodes, 1);
+        q
+    }
+
     /// Tuned: after an episode, once the queue has drained to target, the
     /// next rise is marked at once for its delay above target; the paper's
     /// Algorithm 1 waits a whole interval again.
@@ -296,11 +306,7 @@ mod tests {
     fn only_an_emptied_queue_rearms_prompt_reentry() {
         let ms = Timestamp::from_millis;
         let d = Duration::from_millis;
-        let mut q = MultiMarkCodel::default();
-        for t in 0..=110 {
-            q.on_dequeue_emptied(ms(t), d(20), false);
-        }
-        assert_eq!(q.stats().episodes, 1);
+        let mut q = after_one_episode();
         // Hovering at target: dips, never empty; the rise waits an interval.
         assert!(!q.on_dequeue_emptied(ms(200), d(4), false));
         assert!(!q.on_dequeue_emptied(ms(201), d(9), false));
@@ -317,10 +323,7 @@ mod tests {
     fn prompt_reentry_needs_a_drain_and_a_recent_episode() {
         let ms = Timestamp::from_millis;
         let d = Duration::from_millis;
-        let mut q = MultiMarkCodel::default();
-        for t in 0..=110 {
-            q.on_dequeue(ms(t), d(20));
-        }
+        let mut q = after_one_episode();
         let stop = q.stop_marking_time().unwrap();
         // Still above target after the window: a whole interval again.
         let t0 = stop.as_nanos() / 1_000_000 + 1;
@@ -329,10 +332,7 @@ mod tests {
         assert_eq!(q.stats().episodes, 1);
         assert!(!q.is_idle(ms(t0 + 50)));
         // Drained, but the next rise comes after 16 intervals.
-        let mut q2 = MultiMarkCodel::default();
-        for t in 0..=110 {
-            q2.on_dequeue(ms(t), d(20));
-        }
+        let mut q2 = after_one_episode();
         q2.on_dequeue(ms(300), d(1));
         assert!(q2.is_idle(ms(300 + 1_700)));
         assert!(!q2.on_dequeue(ms(300 + 1_700), d(20)));
