@@ -236,7 +236,9 @@ impl WindowCore {
         if let Some(rtt) = fb.rtt {
             self.rtt.add_sample(rtt, self.in_flight.expected_samples());
         }
-        self.path.on_data(now, self.rtt.srtt(), self.rtt.min_rtt());
+        if self.path_floor.is_some() {
+            self.path.on_data(now, self.rtt.srtt(), self.rtt.min_rtt());
+        }
         self.gate.on_data(fb.sent_at(now));
     }
 

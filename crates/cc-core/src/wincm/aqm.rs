@@ -127,8 +127,8 @@ impl MultiMarkCodel {
         } else {
             match self.first_above {
                 None if self.reenters(now) => {
-                    // The last episode's cuts brought the queue to target
-                    // and it rises again: mark its excess at once.
+                    // The last episode's cuts emptied the queue and it
+                    // rises again: mark its excess at once.
                     self.first_above = Some(now);
                     self.first_sojourn = sojourn;
                     self.open_episode(now, now + sojourn.saturating_sub(self.cfg.target));
@@ -266,7 +266,7 @@ mod tests {
         q
     }
 
-    /// Tuned: after an episode, once the queue has drained to target, the
+    /// Tuned: after an episode, once the queue has emptied, the
     /// next rise is marked at once for its delay above target; the paper's
     /// Algorithm 1 waits a whole interval again.
     #[test]

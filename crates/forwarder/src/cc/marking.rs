@@ -57,18 +57,20 @@ impl Marker {
                 c.on_dequeue(now, sojourn, backlog_bytes)
             }
             Marker::MultiMark(m) => {
-                // Algorithm 1 has no MTU rule; per flow it takes CoDel's
-                // (on the face's backlog, see the module doc), or a flow is
-                // marked for the last packet it sent while the link idles.
-                let s = if per_flow && backlog_bytes <= packet_bytes {
+                // At most one packet's bytes behind this one: the queue
+                // (nearly) emptied. Algorithm 1 has no MTU rule; per flow
+                // it takes CoDel's (on the face's backlog, see the module
+                // doc), or a flow is marked for the last packet it sent
+                // while the link idles. Prompt re-entry re-arms only on
+                // it: a queue hovering at target dips under it all the
+                // time on a real link (W11 in docs/deviations.md).
+                let emptied = backlog_bytes <= packet_bytes;
+                let s = if per_flow && emptied {
                     Duration::ZERO
                 } else {
                     sojourn
                 };
-                // Prompt re-entry re-arms only when the queue (nearly)
-                // emptied: a queue hovering at target dips under it all
-                // the time on a real link (W11 in docs/deviations.md).
-                m.on_dequeue_emptied(now, s, backlog_bytes <= packet_bytes)
+                m.on_dequeue_emptied(now, s, emptied)
             }
         }
     }
