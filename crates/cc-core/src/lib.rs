@@ -6,6 +6,7 @@ pub mod any;
 pub mod chance_queue;
 pub mod law;
 pub mod link;
+pub mod pace_jitter;
 pub mod profile;
 pub mod time;
 

@@ -98,10 +98,14 @@ pub struct Fetcher {
 impl Fetcher {
     /// Starts fetching `name` with the consumer side of `scheme`.
     pub fn new(name: Name, cfg: FetchConfig, scheme: Scheme) -> Self {
-        let rng = match cfg.seed {
+        let mut rng = match cfg.seed {
             Some(s) => StdRng::seed_from_u64(s),
             None => StdRng::from_os_rng(),
         };
+        // Each fetch draws its pacer's lags from its own seed, so consumers
+        // on one link never share a sequence.
+        let mut pipeline_cfg = cfg.pipeline.clone();
+        pipeline_cfg.pace_seed = rng.random();
         let ends_with_version = name.last().is_some_and(|c| c.as_version().is_some());
         let mut probes = Vec::new();
         let mut versioned = None;
@@ -117,7 +121,7 @@ impl Fetcher {
             }
         }
         Fetcher {
-            pipeline: Pipeline::new(cfg.pipeline.clone(), scheme),
+            pipeline: Pipeline::new(pipeline_cfg, scheme),
             name,
             cfg,
             probes,

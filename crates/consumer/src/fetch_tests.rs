@@ -266,11 +266,15 @@ fn rate_consumer_refused_before_any_data_retries_at_the_nacks_rate() {
             kind,
             ..SchemeOptions::default()
         };
-        let mut f = Fetcher::new(
-            "/f/v=1".parse().unwrap(),
-            FetchConfig::default(),
-            Scheme::new(&opts),
-        );
+        // Strict pacing: the test times the retry to its slot.
+        let cfg = FetchConfig {
+            pipeline: crate::PipelineConfig {
+                pace_jitter: 0.0,
+                ..crate::PipelineConfig::default()
+            },
+            ..FetchConfig::default()
+        };
+        let mut f = Fetcher::new("/f/v=1".parse().unwrap(), cfg, Scheme::new(&opts));
         let mut now = Timestamp::ZERO;
         let first = match decode_packet(f.poll_transmit(now).expect("segment 0")).unwrap() {
             (_, Some(NetPacket::Interest(i))) => i.wire().unwrap().clone(),

@@ -319,7 +319,7 @@ fn measure(scheme: CcScheme) -> Tally {
 /// exchanges: the Content Store's ordered name index splits a B-tree node
 /// about once per 390 inserts (259 in 100 000), CCC's supervisor builds its
 /// per-face flow lists once per period, and per-flow markers come and go
-/// with the periodic prune (measured: ccc 1 659, pcon/wincm 1 009, the
+/// with the periodic prune (measured: ccc 1 259, pcon/wincm 1 009, the
 /// others 259).
 fn assert_no_allocation_per_exchange(scheme: CcScheme) {
     let t = measure(scheme);

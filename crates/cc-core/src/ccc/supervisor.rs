@@ -35,7 +35,10 @@ pub struct CccSupervisor {
     /// threshold (`None`: none dequeued yet).
     standing_queue: Option<bool>,
     last_run: Option<Timestamp>,
-    share_caps: Vec<f64>,
+    /// Lists a supervision fills, kept between periods: the supervisor
+    /// runs per face and period, and the engine's allocation test counts
+    /// what it allocates.
+    scratch: Scratch,
     /// The chance queue of the flows active at the last supervision, in
     /// Data, at least one ([`crate::chance_queue`]): set once per period,
     /// read by every dequeued Data.
@@ -52,7 +55,7 @@ impl CccSupervisor {
             drops: 0,
             standing_queue: None,
             last_run: None,
-            share_caps: Vec::new(),
+            scratch: Scratch::default(),
             chance_queue_data: 1.0,
         }
     }
@@ -154,11 +157,25 @@ impl CccSupervisor {
         self.chance_queue_data =
             crate::chance_queue::paced_chance_queue_data(active.len() as f64, self.cfg.utilisation)
                 .max(1.0);
+        let mut scratch = core::mem::take(&mut self.scratch);
+        let outcome = self.supervise_active(&mut active, congested, by_demand, &mut scratch);
+        self.scratch = scratch;
+        outcome
+    }
+
+    /// Algorithm 5 on a congested period, else eq. 12 and Algorithm 6.
+    fn supervise_active(
+        &self,
+        active: &mut [&mut CccFlow],
+        congested: bool,
+        by_demand: bool,
+        scratch: &mut Scratch,
+    ) -> Supervision {
         if congested {
             // Algorithm 5, floored at a fraction of the max-min share.
             let max_min = self.cfg.augmentation == Augmentation::MaxMinShare;
-            let floors = max_min_shares_ips(&active, self.capacity_bps, by_demand);
-            for (f, share) in active.iter_mut().zip(floors) {
+            max_min_shares_ips(active, self.capacity_bps, by_demand, scratch);
+            for (f, &share) in active.iter_mut().zip(&scratch.shares) {
                 let floor = self.cfg.reduction_floor_share * share;
                 // With max-min augmentation, a flow above its max-min share
                 // is cut at least to that share [D]: cutting every flow by
@@ -187,21 +204,18 @@ impl CccSupervisor {
         let all_satisfied = active
             .iter()
             .all(|f| f.constraint_out_ips >= f.objective_ips);
-        let mut caps: Vec<f64> = active
-            .iter()
-            .map(|f| {
-                let agg = f.aggregate_constraint_ips();
-                if all_satisfied {
-                    agg
-                } else {
-                    agg.min(f.objective_ips)
-                }
-            })
-            .collect();
+        let mut caps = core::mem::take(&mut scratch.caps);
+        caps.clear();
+        caps.extend(active.iter().map(|f| {
+            let agg = f.aggregate_constraint_ips();
+            if all_satisfied {
+                agg
+            } else {
+                agg.min(f.objective_ips)
+            }
+        }));
         if self.cfg.augmentation == Augmentation::MaxMinShare && n > 0 {
-            // Reused across periods: one list fewer per supervision (the
-            // engine's allocation test counts them).
-            let mut share_caps = core::mem::take(&mut self.share_caps);
+            let mut share_caps = core::mem::take(&mut scratch.share_caps);
             share_caps.clear();
             share_caps.extend(
                 active
@@ -232,25 +246,33 @@ impl CccSupervisor {
             }
             // The shares depend on the caps and Data sizes only: one
             // computation serves the trim and the raise.
-            let shares = max_min_shares(&active, &share_caps, self.capacity_bps);
+            max_min_shares(
+                active,
+                &share_caps,
+                self.capacity_bps,
+                &mut scratch.order,
+                &mut scratch.shares,
+            );
+            let shares = &scratch.shares;
             if by_demand {
                 let booked: f64 = active.iter().map(|f| f.bandwidth_bps()).sum();
                 if booked > self.capacity_bps {
-                    for (f, &share) in active.iter_mut().zip(&shares) {
+                    for (f, &share) in active.iter_mut().zip(shares) {
                         if !f.held_back && f.constraint_out_ips > share {
                             f.set_constraint_out(share);
                         }
                     }
                 }
             }
-            raise_to_shares(&mut active, &shares);
-            self.share_caps = share_caps;
+            raise_to_shares(active, shares);
+            scratch.share_caps = share_caps;
         }
         let used: f64 = active.iter().map(|f| f.bandwidth_bps()).sum();
         let available_bps = self.capacity_bps - used;
         if available_bps > 0.0 && n > 0 {
-            water_fill(&mut active, &caps, available_bps);
+            water_fill(active, &caps, available_bps, &mut scratch.order);
         }
+        scratch.caps = caps;
         Supervision::Augmented {
             available_bps,
             flows: n,
@@ -277,35 +299,61 @@ pub(super) fn activity_window(f: &CccFlow, period: Duration) -> Duration {
 
 /// Each flow's max-min fair share of `capacity_bps` (flows capped by
 /// `caps`, in Interests/s), in Interests/s.
-fn max_min_shares(flows: &[&mut CccFlow], caps: &[f64], capacity_bps: f64) -> Vec<f64> {
-    let bits: Vec<f64> = flows.iter().map(|f| f.data_size.bytes() * 8.0).collect();
-    let mut order: Vec<usize> = (0..flows.len()).collect();
-    order.sort_by(|&a, &b| (caps[a] * bits[a]).total_cmp(&(caps[b] * bits[b])));
+fn max_min_shares(
+    flows: &[&mut CccFlow],
+    caps: &[f64],
+    capacity_bps: f64,
+    order: &mut Vec<usize>,
+    shares: &mut Vec<f64>,
+) {
+    let bits = |i: usize| flows[i].data_size.bytes() * 8.0;
+    order.clear();
+    order.extend(0..flows.len());
+    order.sort_by(|&a, &b| (caps[a] * bits(a)).total_cmp(&(caps[b] * bits(b))));
     let mut left_bps = capacity_bps;
-    let mut shares = alloc::vec![0.0; flows.len()];
+    shares.clear();
+    shares.resize(flows.len(), 0.0);
     for (k, &i) in order.iter().enumerate() {
-        let share_bps = (left_bps / (order.len() - k) as f64).min(caps[i] * bits[i]);
+        let share_bps = (left_bps / (order.len() - k) as f64).min(caps[i] * bits(i));
         left_bps -= share_bps;
-        shares[i] = share_bps / bits[i];
+        shares[i] = share_bps / bits(i);
     }
-    shares
 }
 
 /// Max-min shares under the caps Algorithm 5 can see: each flow's
 /// objective and `Σ p_i,k_max` (eq. 9), and with `by_demand` its demand
 /// ([`share_cap`]).
-fn max_min_shares_ips(flows: &[&mut CccFlow], capacity_bps: f64, by_demand: bool) -> Vec<f64> {
-    let caps: Vec<f64> = flows
-        .iter()
-        .map(|f| {
-            share_cap(
-                f,
-                f.aggregate_constraint_ips().min(f.objective_ips),
-                by_demand,
-            )
-        })
-        .collect();
-    max_min_shares(flows, &caps, capacity_bps)
+/// Into `scratch.shares`.
+fn max_min_shares_ips(
+    flows: &[&mut CccFlow],
+    capacity_bps: f64,
+    by_demand: bool,
+    scratch: &mut Scratch,
+) {
+    scratch.caps.clear();
+    scratch.caps.extend(flows.iter().map(|f| {
+        share_cap(
+            f,
+            f.aggregate_constraint_ips().min(f.objective_ips),
+            by_demand,
+        )
+    }));
+    max_min_shares(
+        flows,
+        &scratch.caps,
+        capacity_bps,
+        &mut scratch.order,
+        &mut scratch.shares,
+    );
+}
+
+/// The lists one supervision fills ([`CccSupervisor::scratch`]).
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    caps: Vec<f64>,
+    share_caps: Vec<f64>,
+    shares: Vec<f64>,
+    order: Vec<usize>,
 }
 
 /// A flow sending below this fraction of its constraint here, over its
@@ -382,14 +430,20 @@ fn raise_to_shares(flows: &mut [&mut CccFlow], shares: &[f64]) {
 /// Gives each flow an equal share of `available_bps`, converting to a pace
 /// by its Data size; shares that a flow's cap cannot absorb are recycled
 /// among the flows still below their cap.
-fn water_fill(flows: &mut [&mut CccFlow], caps: &[f64], mut available_bps: f64) {
-    let mut open: Vec<usize> = (0..flows.len())
-        .filter(|&i| caps[i] - flows[i].constraint_out_ips > EPS)
-        .collect();
+fn water_fill(
+    flows: &mut [&mut CccFlow],
+    caps: &[f64],
+    mut available_bps: f64,
+    open: &mut Vec<usize>,
+) {
+    open.clear();
+    open.extend((0..flows.len()).filter(|&i| caps[i] - flows[i].constraint_out_ips > EPS));
     while available_bps > EPS && !open.is_empty() {
         let share = available_bps / open.len() as f64;
-        let mut still_open = Vec::with_capacity(open.len());
-        for &i in &open {
+        let before = open.len();
+        // In place: the supervisor runs per face and period, and the
+        // engine's allocation test counts what it allocates.
+        open.retain(|&i| {
             let f = &mut flows[i];
             let bits = f.data_size.bytes() * 8.0;
             let room_ips = caps[i] - f.constraint_out_ips;
@@ -397,13 +451,10 @@ fn water_fill(flows: &mut [&mut CccFlow], caps: &[f64], mut available_bps: f64) 
             let new = f.constraint_out_ips + add_ips;
             f.set_constraint_out(new);
             available_bps -= add_ips * bits;
-            if caps[i] - f.constraint_out_ips > EPS {
-                still_open.push(i);
-            }
-        }
-        if still_open.len() == open.len() {
+            caps[i] - f.constraint_out_ips > EPS
+        });
+        if open.len() == before {
             break; // nobody capped: every share was absorbed
         }
-        open = still_open;
     }
 }

@@ -175,6 +175,11 @@ struct Args {
     /// Time-series interval, ms.
     #[arg(long, default_value_t = 100)]
     sample_interval: u64,
+    /// A rate law's Interests leave their slots late by a random fraction
+    /// of the gap below this, the slots kept on their grid, so consumers
+    /// told one rate never fall into step (0 paces strictly; at most 1).
+    #[arg(long, value_name = "FRACTION", default_value_t = cc_core::pace_jitter::PACE_JITTER)]
+    pace_jitter: f64,
     /// Suppress the summary and the progress bar.
     #[arg(short, long)]
     quiet: bool,
@@ -375,6 +380,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
             rtt,
             max_outstanding: opts.max_outstanding_for_law(),
             sample_interval: Duration::from_millis(args.sample_interval),
+            pace_jitter: args.pace_jitter,
             log_events: logs.enabled(),
             ..PipelineConfig::default()
         },

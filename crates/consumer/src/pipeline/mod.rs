@@ -14,6 +14,7 @@ mod recv;
 
 use crate::stats::{FetchStats, RttSummary, Sample};
 use bytes::Bytes;
+use cc_core::pace_jitter::PaceJitter;
 use cc_core::rtt::{RttConfig, RttEstimator};
 use cc_core::{ConsumerLaw, Duration, SendLimit, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -72,6 +73,14 @@ pub struct PipelineConfig {
     /// segment at once and spends its retries within a few round trips.
     /// Zero: retransmit at once.
     pub max_nack_backoff: Duration,
+    /// A rate law's pacer lag: each Interest leaves its slot late by a
+    /// random fraction of the gap below this, the slots kept on their grid,
+    /// so flows told the same rate never fall into step (cc-core `pace_jitter`;
+    /// 0 paces strictly).
+    pub pace_jitter: f64,
+    /// Seed of the lags; consumers sharing a link must differ (a `Fetcher`
+    /// draws it from its own seed, icncat's from the OS).
+    pub pace_seed: u64,
 }
 
 /// The pacer's spacing and how much of it a late wake-up may make up.
@@ -79,6 +88,9 @@ pub struct PipelineConfig {
 struct Pace {
     gap: Duration,
     catch_up: Duration,
+    /// A rate law's pace (its Interests lag) rather than a window's
+    /// spreading.
+    rate_law: bool,
 }
 
 impl Default for PipelineConfig {
@@ -97,6 +109,8 @@ impl Default for PipelineConfig {
             first_segment: 0,
             log_events: false,
             max_nack_backoff: Duration::from_secs(10),
+            pace_jitter: cc_core::pace_jitter::PACE_JITTER,
+            pace_seed: 0,
         }
     }
 }
@@ -202,6 +216,10 @@ pub struct Pipeline<L> {
     /// one gap at the *current* rate later, so a rate raised by the network
     /// takes effect at once instead of after the old, longer gap.
     last_slot: Option<Timestamp>,
+    /// Pacer: the lags and the one drawn for the next Interest (a fraction
+    /// of the gap).
+    jitter: PaceJitter,
+    lag: f64,
     pending_failure: Option<(u64, PipelineError)>,
     failed: Option<PipelineError>,
     start: Option<Timestamp>,
@@ -223,6 +241,7 @@ fn limit_value(l: SendLimit) -> f64 {
 impl<L: ConsumerLaw> Pipeline<L> {
     /// A pipeline driven by `law`.
     pub fn new(cfg: PipelineConfig, law: L) -> Self {
+        let jitter = PaceJitter::new(cfg.pace_seed, cfg.pace_jitter);
         Pipeline {
             rtt: RttEstimator::new(cfg.rtt),
             rtt_summary: RttSummary::default(),
@@ -246,6 +265,8 @@ impl<L: ConsumerLaw> Pipeline<L> {
             ambiguous_segment: None,
             backoff_at: None,
             last_slot: None,
+            jitter,
+            lag: 0.0,
             pending_failure: None,
             failed: None,
             start: None,
@@ -429,13 +450,25 @@ impl<L: ConsumerLaw> Pipeline<L> {
         } else {
             gap.max(self.cfg.max_catch_up)
         };
-        Some(Pace { gap, catch_up })
+        Some(Pace {
+            gap,
+            catch_up,
+            rate_law,
+        })
     }
 
-    /// When the pacer lets the next Interest go, `gap` being the current one.
-    fn next_send_at(&self, gap: Duration) -> Timestamp {
+    /// The next Interest's slot, `gap` being the current one.
+    fn next_slot(&self, gap: Duration) -> Timestamp {
         match self.last_slot {
             Some(s) => s + gap,
+            None => Timestamp::ZERO,
+        }
+    }
+
+    /// When the pacer lets the next Interest go: its slot plus its lag.
+    fn next_send_at(&self, gap: Duration) -> Timestamp {
+        match self.last_slot {
+            Some(s) => s + gap + gap.mul_f64(self.lag),
             None => Timestamp::ZERO,
         }
     }
@@ -523,8 +556,16 @@ impl<L: ConsumerLaw> Pipeline<L> {
                 let floor = now - p.catch_up;
                 self.last_slot = Some(match self.last_slot {
                     None => now,
-                    Some(_) => self.next_send_at(p.gap).max(floor),
+                    Some(_) => self.next_slot(p.gap).max(floor),
                 });
+                // Only a rate law's Interests lag: a window law's sends are
+                // clocked by its returning Data, and its pace only spreads
+                // what the window opens.
+                self.lag = if p.rate_law {
+                    self.jitter.next_lag()
+                } else {
+                    0.0
+                };
             }
             self.law.on_interest_sent(now, retransmission);
             return Some(Request {

@@ -234,9 +234,48 @@ fn retry_limit_fails_the_fetch() {
     assert!(p.poll_transmit(now).is_none());
 }
 
+/// Strict pacing (no lag), so each gap is exact.
+fn strict() -> PipelineConfig {
+    PipelineConfig {
+        pace_jitter: 0.0,
+        ..PipelineConfig::default()
+    }
+}
+
+#[test]
+fn a_lagging_pacer_keeps_its_slots_and_its_lags_differ_by_seed() {
+    let sends = |seed| {
+        let cfg = PipelineConfig {
+            pace_seed: seed,
+            ..PipelineConfig::default()
+        };
+        let mut p = Pipeline::new(cfg, TestRate(100.0));
+        let mut at = Vec::new();
+        for t in 0..10_000u64 {
+            let now = Timestamp::ZERO + Duration::from_micros(100 * t);
+            while p.poll_transmit(now).is_some() {
+                at.push(now);
+            }
+        }
+        at
+    };
+    let a = sends(1);
+    // 100/s over one second: the slots stay 10 ms apart, so no lag adds up.
+    assert!((99..=101).contains(&a.len()), "sent {}", a.len());
+    for (k, t) in a.iter().enumerate() {
+        // Slot k at 10·k ms, left within a fifth of the gap (0.1 ms grid).
+        let slot = Duration::from_millis(10 * k as u64);
+        let late = *t - (Timestamp::ZERO + slot);
+        assert!(late <= Duration::from_micros(2_100), "{k}: {late:?}");
+    }
+    assert!(a.iter().enumerate().any(|(k, t)| *t - Timestamp::ZERO
+        > Duration::from_millis(10 * k as u64) + Duration::from_micros(100)));
+    assert_ne!(a, sends(2));
+}
+
 #[test]
 fn rate_pacing_spaces_interests() {
-    let mut p = Pipeline::new(PipelineConfig::default(), TestRate(100.0));
+    let mut p = Pipeline::new(strict(), TestRate(100.0));
     assert!(p.poll_transmit(ms(0)).is_some());
     assert!(p.poll_transmit(ms(0)).is_none());
     assert_eq!(p.poll_timeout(), Some(ms(10)));
@@ -262,6 +301,7 @@ impl ConsumerLaw for TestPacedWindow {
     }
 }
 
+/// A window law never lags: the default pipeline spaces it exactly.
 #[test]
 fn a_paced_window_spaces_its_interests_and_keeps_its_cap() {
     let mut p = Pipeline::new(PipelineConfig::default(), TestPacedWindow);
@@ -363,7 +403,7 @@ fn congestion_nacks_back_a_segment_off_exponentially() {
     let cfg = PipelineConfig {
         max_nack_backoff: Duration::from_millis(50),
         max_retries: Some(9),
-        ..PipelineConfig::default()
+        ..strict()
     };
     let mut p = Pipeline::new(cfg, TestRate(1000.0));
     // Segment 0 is Nacked every time it is sent; the others stay pending.
@@ -566,7 +606,7 @@ impl ConsumerLaw for SharedRate {
 #[test]
 fn a_raised_rate_takes_effect_at_once() {
     let rate = std::rc::Rc::new(std::cell::Cell::new(1.0));
-    let mut p = Pipeline::new(PipelineConfig::default(), SharedRate(rate.clone()));
+    let mut p = Pipeline::new(strict(), SharedRate(rate.clone()));
     assert!(p.poll_transmit(ms(0)).is_some());
     // At 1/s the next would wait a second; the network now allows 1000/s.
     rate.set(1000.0);
@@ -583,7 +623,7 @@ fn a_raised_rate_takes_effect_at_once() {
 fn rto_backs_off_once_per_loss_episode_even_without_cwa() {
     let cfg = PipelineConfig {
         cwa: false,
-        ..Default::default()
+        ..strict()
     };
     let mut p = Pipeline::new(cfg, TestRate(1000.0));
     let mut now = ms(0);

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
+use cc_core::pace_jitter::{PaceJitter, PACE_JITTER};
 use cc_core::rtt::{RttConfig, RttEstimator};
 use cc_core::{ConsumerLaw, DataFeedback, Duration, NackFeedback, SendLimit, Timestamp};
 use icn_tlv::{CcFields, Interest, LpPacket, NackReason, Name};
@@ -74,6 +75,11 @@ pub struct LawFlow<L: ConsumerLaw> {
     pending: BTreeMap<u64, Pending>,
     retx_queue: Vec<u64>,
     credit: f64,
+    /// icncat's pacer lag (`PipelineConfig::pace_jitter`), seeded by the
+    /// flow's application id so flows never share a sequence, and the lag
+    /// of the next Interest (a fraction of the gap).
+    jitter: PaceJitter,
+    lag: f64,
     last_tick: Option<Timestamp>,
     start: Timestamp,
     stop: Timestamp,
@@ -102,6 +108,11 @@ impl<L: ConsumerLaw> LawFlow<L> {
             pending: BTreeMap::new(),
             retx_queue: Vec::new(),
             credit: 1.0,
+            jitter: PaceJitter::new(
+                (app.0 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                PACE_JITTER,
+            ),
+            lag: 0.0,
             last_tick: None,
             start,
             stop,
@@ -159,27 +170,39 @@ impl<L: ConsumerLaw> LawFlow<L> {
             .last_tick
             .map_or(0.0, |t| now.saturating_since(t).as_secs_f64());
         self.last_tick = Some(now);
-        let (cap, rate) = match self.law.limit() {
+        let (cap, rate, rate_law) = match self.law.limit() {
             // A window law that paces (`ConsumerLaw::pace_ips`, as icncat's
             // pipeline applies it) spends credit like a rate law.
             SendLimit::Window { interests } => (
                 interests.floor().max(1.0) as usize,
                 self.law.pace_ips().filter(|r| r.is_finite() && *r > 0.0),
+                false,
             ),
             SendLimit::Rate {
                 interests_per_sec,
                 max_outstanding,
-            } => (max_outstanding.max(1) as usize, Some(interests_per_sec)),
+            } => (
+                max_outstanding.max(1) as usize,
+                Some(interests_per_sec),
+                true,
+            ),
         };
         if let Some(r) = rate {
             self.credit = (self.credit + r * dt).min(r * 0.01 + 2.0);
         }
         while self.pending.len() < cap {
             if rate.is_some() {
-                if self.credit < 1.0 {
+                // A rate law's Interest waits its lag past its slot, as in
+                // icncat's pacer; the slots keep their grid.
+                if self.credit < 1.0 + self.lag {
                     break;
                 }
                 self.credit -= 1.0;
+                self.lag = if rate_law {
+                    self.jitter.next_lag()
+                } else {
+                    0.0
+                };
             }
             let (seg, retx) = match self.retx_queue.pop() {
                 Some(s) => (s, true),
