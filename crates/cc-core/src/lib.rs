@@ -8,6 +8,7 @@ pub mod law;
 pub mod link;
 pub mod pace_jitter;
 pub mod profile;
+mod splitmix;
 pub mod time;
 
 // Rate-based laws (their fluid bottleneck model is `icn_sim::fluid`).

@@ -34,7 +34,7 @@
 /// The lag every pacer in icncat uses: up to a fifth of each gap.
 pub const PACE_JITTER: f64 = 0.2;
 
-/// A deterministic source of lags (SplitMix64), so a run with one seed
+/// A deterministic source of lags ([`crate::splitmix`]), so a run with one seed
 /// repeats exactly; different senders must be given different seeds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaceJitter {
@@ -73,11 +73,7 @@ impl PaceJitter {
         if self.max_lag == 0.0 {
             return 0.0;
         }
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
+        let z = crate::splitmix::next(&mut self.state);
         let u = (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
         self.max_lag * u
     }

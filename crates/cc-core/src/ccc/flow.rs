@@ -294,14 +294,13 @@ impl CccFlow {
         // voided every time and it was never read as held back).
         // (One period's count of a slow flow reads 0 or twice its pace: the
         // demand window's pace counts too.)
-        // A flow held back elsewhere presses on no constraint here: its
-        // room follows its demand up and down (1.25 × each window's
-        // count), and reading a room raised by a window one Interest
-        // fuller as a raise to answer voided its demand, so the next
-        // window read it as no longer held back and max-min handed it an
-        // equal share, cut from the flow limited here (parking-lot-3,
-        // 1200 B on 50 Mbit/s, consumers' gaps stretched at random by ±10 %: the
-        // last link at 78-89 %).
+        // Nor does a flow held back elsewhere press on a constraint here:
+        // its room follows its demand (1.25 × each window's count), and a
+        // room raised by a window one Interest fuller, read as a raise to
+        // answer, voided its demand; the next window then read it as no
+        // longer held back and max-min handed it an equal share, cut from
+        // the flow limited here (parking-lot-3, 1200 B on 50 Mbit/s,
+        // consumers' gaps stretched at random by ±10 %: last link 78-89 %).
         let sent = self.incoming_pace_ips.max(self.demand_ips.unwrap_or(0.0));
         let pressing = !self.held_back && sent >= super::supervisor::HELD_BACK_BELOW * before;
         if pressing && self.constraint_out_ips > before * (1.0 + DEMAND_RAISE_TOLERANCE) {

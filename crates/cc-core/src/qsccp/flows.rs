@@ -189,13 +189,9 @@ pub(super) struct FlowHasher([u64; 2]);
 impl FlowHasher {
     pub(super) fn new(seed: u64) -> Self {
         // Two independent-looking keys from one seed (SplitMix64 steps).
-        let mix = |mut z: u64| {
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        };
-        let s0 = mix(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
-        let s1 = mix(s0.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        use crate::splitmix::{mix, GAMMA};
+        let s0 = mix(seed.wrapping_add(GAMMA));
+        let s1 = mix(s0.wrapping_add(GAMMA));
         FlowHasher([s0, s1 | 1])
     }
 

@@ -465,10 +465,11 @@ impl<L: ConsumerLaw> Pipeline<L> {
         }
     }
 
-    /// When the pacer lets the next Interest go: its slot plus its lag.
+    /// When the pacer lets the next Interest go: its slot plus its lag
+    /// (the first goes at once).
     fn next_send_at(&self, gap: Duration) -> Timestamp {
         match self.last_slot {
-            Some(s) => s + gap + gap.mul_f64(self.lag),
+            Some(_) => self.next_slot(gap) + gap.mul_f64(self.lag),
             None => Timestamp::ZERO,
         }
     }
