@@ -451,6 +451,10 @@ pub struct WincmParams {
     /// an episode at once (tuned; cc-core
     /// `MultiMarkConfig::prompt_reentry`, W11 in docs/deviations.md).
     pub prompt_reentry: bool,
+    /// A per-flow marker's MTU rule excuses a wait of at most one Data
+    /// time plus target (tuned; cc-core
+    /// `MultiMarkConfig::mtu_excuse_one_packet`, W13 in docs/deviations.md).
+    pub mtu_excuse_one_packet: bool,
     /// UIW decrease per marked Data (tuned 1.1, paper 1.5; see cc-core
     /// `wincm::forwarding`).
     pub d: f64,
@@ -475,6 +479,7 @@ impl WincmParams {
             target_ms: m.target.as_millis() as u64,
             interval_ms: m.interval.as_millis() as u64,
             prompt_reentry: m.prompt_reentry,
+            mtu_excuse_one_packet: m.mtu_excuse_one_packet,
             d: u.d,
             prefer_unsaturated: u.prefer_unsaturated,
             flow_queues: profile == Profile::Tuned,
@@ -489,6 +494,7 @@ profiled_params!(
         target_ms: u64,
         interval_ms: u64,
         prompt_reentry: bool,
+        mtu_excuse_one_packet: bool,
         d: f64,
         prefer_unsaturated: bool,
         flow_queues: bool,
@@ -551,6 +557,7 @@ mod tests {
             (110, 1.2, false, false, true)
         );
         assert!(!paper.wincm.prompt_reentry && tuned.wincm.prompt_reentry);
+        assert!(!paper.wincm.mtu_excuse_one_packet && tuned.wincm.mtu_excuse_one_packet);
         assert!(toml::from_str::<CcConfig>("[wincm]\nprofile = \"paper\"\nbeta = 4\n").is_err());
     }
 

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use cc_core::codel::{CodelConfig, CodelMarker};
+use cc_core::codel::{link_target, CodelConfig, CodelMarker};
 use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig};
 use cc_core::{Duration, Timestamp};
 
@@ -50,6 +50,7 @@ impl Marker {
         backlog_bytes: usize,
         packet_bytes: usize,
         per_flow: bool,
+        capacity_bps: Option<u64>,
     ) -> bool {
         match self {
             Marker::Codel(c) => {
@@ -65,7 +66,11 @@ impl Marker {
                 // it: a queue hovering at target dips under it all the
                 // time on a real link (W11 in docs/deviations.md).
                 let emptied = backlog_bytes <= packet_bytes;
-                let s = if per_flow && emptied {
+                // Within one packet's time of the link (W13).
+                let packet_time =
+                    capacity_bps.map(|_| link_target(Duration::ZERO, packet_bytes, capacity_bps));
+                let excused = emptied && m.mtu_excused(sojourn, packet_time);
+                let s = if per_flow && excused {
                     Duration::ZERO
                 } else {
                     sojourn
@@ -132,11 +137,23 @@ impl FaceMarker {
                 self.flows
                     .entry(flow.bucket)
                     .or_insert_with(|| Marker::new(law))
-                    .on_dequeue(now, sojourn, view.stats.data_bytes, packet_bytes, true)
+                    .on_dequeue(
+                        now,
+                        sojourn,
+                        view.stats.data_bytes,
+                        packet_bytes,
+                        true,
+                        view.capacity_bps,
+                    )
             }
-            None => self
-                .whole
-                .on_dequeue(now, sojourn, view.stats.data_bytes, packet_bytes, false),
+            None => self.whole.on_dequeue(
+                now,
+                sojourn,
+                view.stats.data_bytes,
+                packet_bytes,
+                false,
+                view.capacity_bps,
+            ),
         }
     }
 
@@ -253,13 +270,17 @@ mod tests {
     use crate::engine::{DataFlow, FaceId, QueueStats};
 
     fn view(flow: Option<u32>, data_bytes: usize) -> QueueView {
+        view_on(flow, data_bytes, Some(10_000_000))
+    }
+
+    fn view_on(flow: Option<u32>, data_bytes: usize, capacity_bps: Option<u64>) -> QueueView {
         QueueView {
             face: FaceId(1),
             stats: QueueStats {
                 data_bytes,
                 ..QueueStats::default()
             },
-            capacity_bps: Some(10_000_000),
+            capacity_bps,
             flow: flow.map(|bucket| DataFlow { bucket }),
         }
     }
@@ -284,25 +305,59 @@ mod tests {
         assert_eq!(m.status().0, fat);
     }
 
+    /// Marks of a per-flow marker fed 400 dequeues, one a millisecond, of
+    /// `packet_bytes` that waited `sojourn` with `backlog` bytes left.
+    fn marks(
+        law: MarkerLaw,
+        sojourn: Duration,
+        packet_bytes: usize,
+        backlog: usize,
+        capacity_bps: Option<u64>,
+    ) -> u64 {
+        let mut m = FaceMarker::new(law);
+        (0..400u64)
+            .map(|k| {
+                let v = view_on(Some(2), backlog, capacity_bps);
+                u64::from(m.on_dequeue(Timestamp::from_millis(k), sojourn, packet_bytes, &v))
+            })
+            .sum()
+    }
+
     /// CoDel's MTU rule reads the face's backlog (Linux fq_codel): a flow
     /// with one packet queued that waited its turn behind a long face
-    /// queue is marked; once the face holds at most one packet, nobody is.
+    /// queue is marked; once the face holds at most one packet, nobody is
+    /// (8 KB packets on 2 Mbit/s: 30 ms is within one packet's time).
     #[test]
     fn the_mtu_rule_reads_the_face_backlog() {
         for law in [
             MarkerLaw::Codel(CodelConfig::default()),
             MarkerLaw::MultiMark(MultiMarkConfig::default()),
         ] {
-            let d = Duration::from_millis(30);
-            let mut busy = FaceMarker::new(law);
-            let mut idle = FaceMarker::new(law);
-            let (mut on_busy, mut on_idle) = (0, 0);
-            for k in 0..400u64 {
-                let now = Timestamp::from_millis(k);
-                on_busy += u64::from(busy.on_dequeue(now, d, 1000, &view(Some(2), 40_000)));
-                on_idle += u64::from(idle.on_dequeue(now, d, 1000, &view(Some(2), 1000)));
-            }
+            let (d, cap) = (Duration::from_millis(30), Some(2_000_000));
+            let on_busy = marks(law, d, 8000, 80_000, cap);
+            let on_idle = marks(law, d, 8000, 8000, cap);
             assert!(on_busy > 0 && on_idle == 0, "{law:?}: {on_busy} {on_idle}");
         }
+    }
+
+    /// WinCM (W13): the MTU rule excuses the wait behind one packet, not
+    /// more. 8 KB Data on 2 Mbit/s take 32 ms: one that waited 70 ms with
+    /// one packet behind it is counted; one that waited 35 ms, or any on a
+    /// face of unknown capacity, or with the rule off (Linux's), is
+    /// excused. PCON's CoDel keeps the plain rule.
+    #[test]
+    fn wincm_excuses_one_packet_time_behind_the_mtu_rule() {
+        let wincm = MarkerLaw::MultiMark(MultiMarkConfig::default());
+        let cap = Some(2_000_000);
+        assert!(marks(wincm, Duration::from_millis(70), 8000, 8000, cap) > 0);
+        assert_eq!(marks(wincm, Duration::from_millis(35), 8000, 8000, cap), 0);
+        assert_eq!(marks(wincm, Duration::from_millis(70), 8000, 8000, None), 0);
+        let paper = MarkerLaw::MultiMark(MultiMarkConfig {
+            mtu_excuse_one_packet: false,
+            ..MultiMarkConfig::default()
+        });
+        assert_eq!(marks(paper, Duration::from_millis(70), 8000, 8000, cap), 0);
+        let pcon = MarkerLaw::Codel(CodelConfig::default());
+        assert_eq!(marks(pcon, Duration::from_millis(70), 8000, 8000, cap), 0);
     }
 }

@@ -33,6 +33,7 @@ impl Wincm {
                 target: Duration::from_millis(cfg.wincm.target_ms),
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
                 prompt_reentry: cfg.wincm.prompt_reentry,
+                mtu_excuse_one_packet: cfg.wincm.mtu_excuse_one_packet,
             })),
             ids: Vec::new(),
             per_fib_prefix: cfg.wincm.uiw_per_fib_prefix,
