@@ -46,14 +46,22 @@ impl Ring {
         self.get(0)
     }
 
-    /// A pointer-free reference to the slot `k` places behind the front,
-    /// for prefetching the ring itself.
+    /// Entry `k` places behind the front for `k` below the buffer length,
+    /// without checking `k` against `len` (a stale id past the back, or 0
+    /// for an empty ring): enough for a prefetch hint, whose caller has
+    /// checked the length once for all its look-aheads.
     #[inline]
-    pub(super) fn slot(&self, k: usize) -> Option<&u32> {
-        if k >= self.len {
-            return None;
-        }
-        self.buf.get((self.head + k) & self.mask())
+    pub(super) fn peek_ahead(&self, k: usize) -> u32 {
+        self.buf
+            .get((self.head + k) & self.mask())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Hints the CPU to fetch the slot `k` places behind the front.
+    #[inline]
+    pub(super) fn prefetch_slot(&self, k: usize) {
+        super::flows::prefetch_at(&self.buf, (self.head + k) & self.mask());
     }
 
     #[inline]
