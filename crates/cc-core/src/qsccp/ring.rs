@@ -132,6 +132,30 @@ mod tests {
     use alloc::collections::VecDeque;
     use proptest::prelude::*;
 
+    /// The prefetch look-ahead reads what `get` reads within the ring, and
+    /// neither it nor the slot hint panics on an empty or wrapped ring.
+    #[test]
+    fn peek_ahead_agrees_with_get() {
+        let mut r = Ring::default();
+        assert_eq!(r.peek_ahead(5), 0);
+        r.prefetch_slot(5);
+        for id in 0..300 {
+            r.push_back(id);
+        }
+        // Past the end of the 512-slot buffer: the ring wraps.
+        for i in 0..400 {
+            r.rotate();
+            if i % 4 == 0 {
+                let _ = r.pop_front();
+                r.push_back(1_000 + i);
+            }
+        }
+        for k in 0..r.len() {
+            assert_eq!(Some(r.peek_ahead(k)), r.get(k));
+            r.prefetch_slot(k);
+        }
+    }
+
     proptest! {
         /// The ring behaves as a VecDeque under any mix of operations.
         #[test]
