@@ -6,27 +6,25 @@
 //! PECN period ends (one every 100 000 iterations) are averaged in rather
 //! than landing in some criterion samples and not others.
 //!
-//! `cargo bench -p cc-core --bench scheduler_steady [-- ITERS ROUNDS [FLOWS]]`
+//! `cargo bench -p cc-core --bench scheduler_steady [-- ITERS ROUNDS [FLOWS [SIDE]]]`
 //! (defaults: 3·10⁶ iterations = 30 periods, 3 rounds, flows 1, 100,
-//! 10 000 and 100 000). Each round runs the FIFO then the tree at every
-//! flow count, interleaved; it prints wall and thread-CPU ns per
+//! 10 000 and 100 000; SIDE 1 runs only the FIFO, 2 only the tree, so
+//! valgrind counts one side at a time). Each round runs the FIFO then the
+//! tree at every flow count, interleaved; it prints wall and thread-CPU ns per
 //! iteration and the ratios (the CPU figures are the steadier ones on a
 //! shared machine).
 //! Under `valgrind --tool=callgrind` pass a small ITERS and one flow count.
 
 use cc_core::qsccp::{CdsScheduler, Dequeue, QsccpConfig, ServiceClass};
 use cc_core::{Duration, Timestamp};
-use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Instant;
 
 const SIZE_BITS: u32 = 8_000;
 
-struct Queued {
-    item: u64,
-    size_bits: u32,
-    at: Timestamp,
-}
+#[path = "common/fifo.rs"]
+mod fifo;
+use fifo::{Fifo, Queued};
 
 fn class_of(flow: u64) -> ServiceClass {
     ServiceClass::ALL[((flow + 7) % 8) as usize]
@@ -56,27 +54,22 @@ fn per_iter(t: Instant, cpu: u64, iters: u64) -> (f64, f64) {
 
 /// Wall and CPU ns per iteration of the FIFO loop over `n` entries.
 fn fifo(n: usize, iters: u64) -> (f64, f64) {
-    let mut q: VecDeque<Queued> = (0..n as u64)
-        .map(|i| Queued {
-            item: i,
-            size_bits: SIZE_BITS,
-            at: Timestamp::ZERO,
-        })
-        .collect();
+    let mut q = Fifo::prefilled(n, SIZE_BITS);
     let step = Duration::from_micros(1);
     let mut now = Timestamp::ZERO;
     let (t, cpu) = (Instant::now(), thread_cpu_ns());
     for _ in 0..iters {
         now += step;
-        let Some(x) = q.pop_front() else {
+        let Some(x) = q.pop() else {
             panic!("prefilled FIFO ran dry");
         };
         black_box(now.saturating_since(x.at));
-        q.push_back(Queued {
+        let r = q.push(Queued {
             item: black_box(x.item),
             size_bits: x.size_bits,
             at: now,
         });
+        black_box(r.is_ok());
     }
     per_iter(t, cpu, iters)
 }
@@ -124,12 +117,21 @@ fn main() {
         Some(&n) => vec![n as usize],
         None => vec![1, 100, 10_000, 100_000],
     };
+    let side = nums.get(3).copied().unwrap_or(0);
     println!("iterations {iters}, rounds {rounds}");
     println!("round\tflows\tfifo_ns\ttree_ns\tratio\tfifo_cpu_ns\ttree_cpu_ns\tcpu_ratio");
     for r in 0..rounds {
         for &n in &counts {
-            let (f, fc) = fifo(n, iters);
-            let (t, tc) = tree(n, iters);
+            let (f, fc) = if side == 2 {
+                (1.0, 1.0)
+            } else {
+                fifo(n, iters)
+            };
+            let (t, tc) = if side == 1 {
+                (1.0, 1.0)
+            } else {
+                tree(n, iters)
+            };
             println!(
                 "{r}\t{n}\t{f:.2}\t{t:.2}\t{:.1}\t{fc:.2}\t{tc:.2}\t{:.1}",
                 t / f,

@@ -46,6 +46,7 @@ const RING_AHEAD: usize = 20;
 /// Ring length below which a pop prefetches nothing: the lines of a few
 /// hundred flows and their head packets stay in L1/L2 between turns.
 const PREFETCH_MIN_FLOWS: usize = 256;
+const _: () = assert!(RING_AHEAD < PREFETCH_MIN_FLOWS && FLOW_AHEAD < PREFETCH_MIN_FLOWS);
 
 impl<T> CdsScheduler<T> {
     /// Fetches lines ahead of the DRR turns of class `c`: the head packet of
@@ -59,22 +60,14 @@ impl<T> CdsScheduler<T> {
             // A short ring's flows are still cached from their last turn.
             return;
         }
-        if let Some(f) = active
-            .get(PACKET_AHEAD)
-            .and_then(|id| self.flows.get(id as usize))
-        {
+        // All the look-aheads are within the ring (checked once, here); the
+        // hints take no bounds check (`flows::prefetch_at`).
+        if let Some(f) = self.flows.get(active.peek_ahead(PACKET_AHEAD) as usize) {
             flows::prefetch_packet(&self.arena, f.head);
         }
-        if let Some(f) = active
-            .get(FLOW_AHEAD)
-            .and_then(|id| self.flows.get(id as usize))
-        {
-            flows::prefetch(f);
-        }
+        flows::prefetch_at(&self.flows, active.peek_ahead(FLOW_AHEAD) as usize);
         // The ring itself: its next line was written a whole round ago.
-        if let Some(id) = active.slot(RING_AHEAD) {
-            flows::prefetch(id);
-        }
+        active.prefetch_slot(RING_AHEAD);
     }
 
     /// The flow at the head of class `c` that has deficit for its head

@@ -437,10 +437,13 @@ pub(super) fn pop<T>(arena: &mut Arena<T>, flow: &mut Flow) -> Option<Popped<T>>
     Some(popped)
 }
 
-/// Hints the CPU to fetch `x`'s (first) cache line ahead of use.
+/// Hints the CPU to fetch element `i` of `v` (its first line) ahead of use.
+/// The address is computed, not indexed: a prefetch never faults, so an
+/// index past the end (a stale ring entry) costs a wasted hint and no
+/// bounds check is needed on the hot path.
 #[inline(always)]
-pub(super) fn prefetch<X>(x: &X) {
-    prefetch_ptr((x as *const X).cast());
+pub(super) fn prefetch_at<X>(v: &[X], i: usize) {
+    prefetch_ptr(v.as_ptr().wrapping_add(i).cast());
 }
 
 #[inline(always)]
@@ -457,15 +460,13 @@ fn prefetch_ptr(p: *const u8) {
     let _ = p;
 }
 
-/// Prefetches packet `id` (no-op for `NIL`): its first and last byte, since
-/// a slot may straddle two lines.
+/// Prefetches packet `id`: its first and last byte, since a slot may
+/// straddle two lines (see [`prefetch_at`] for an `id` out of range).
 #[inline(always)]
 pub(super) fn prefetch_packet<T>(arena: &Arena<T>, id: u32) {
-    if let Some(p) = arena.slots.get(id as usize) {
-        prefetch(p);
-        let last = (p as *const Packet<T>).cast::<u8>();
-        prefetch_ptr(last.wrapping_add(core::mem::size_of::<Packet<T>>() - 1));
-    }
+    let first = arena.slots.as_ptr().wrapping_add(id as usize).cast::<u8>();
+    prefetch_ptr(first);
+    prefetch_ptr(first.wrapping_add(core::mem::size_of::<Packet<T>>() - 1));
 }
 
 #[cfg(test)]

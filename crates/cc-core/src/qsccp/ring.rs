@@ -46,14 +46,22 @@ impl Ring {
         self.get(0)
     }
 
-    /// A pointer-free reference to the slot `k` places behind the front,
-    /// for prefetching the ring itself.
+    /// Entry `k` places behind the front for `k` below the buffer length,
+    /// without checking `k` against `len` (a stale id past the back, or 0
+    /// for an empty ring): enough for a prefetch hint, whose caller has
+    /// checked the length once for all its look-aheads.
     #[inline]
-    pub(super) fn slot(&self, k: usize) -> Option<&u32> {
-        if k >= self.len {
-            return None;
-        }
-        self.buf.get((self.head + k) & self.mask())
+    pub(super) fn peek_ahead(&self, k: usize) -> u32 {
+        self.buf
+            .get((self.head + k) & self.mask())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Hints the CPU to fetch the slot `k` places behind the front.
+    #[inline]
+    pub(super) fn prefetch_slot(&self, k: usize) {
+        super::flows::prefetch_at(&self.buf, (self.head + k) & self.mask());
     }
 
     #[inline]
@@ -123,6 +131,30 @@ mod tests {
     use super::*;
     use alloc::collections::VecDeque;
     use proptest::prelude::*;
+
+    /// The prefetch look-ahead reads what `get` reads within the ring, and
+    /// neither it nor the slot hint panics on an empty or wrapped ring.
+    #[test]
+    fn peek_ahead_agrees_with_get() {
+        let mut r = Ring::default();
+        assert_eq!(r.peek_ahead(5), 0);
+        r.prefetch_slot(5);
+        for id in 0..300 {
+            r.push_back(id);
+        }
+        // Past the end of the 512-slot buffer: the ring wraps.
+        for i in 0..400 {
+            r.rotate();
+            if i % 4 == 0 {
+                let _ = r.pop_front();
+                r.push_back(1_000 + i);
+            }
+        }
+        for k in 0..r.len() {
+            assert_eq!(Some(r.peek_ahead(k)), r.get(k));
+            r.prefetch_slot(k);
+        }
+    }
 
     proptest! {
         /// The ring behaves as a VecDeque under any mix of operations.
