@@ -16,7 +16,7 @@ use super::queue::{OutPacket, PacketKind};
 use super::strategy::{Action, IncomingInterest, NameScope, StrategyCtx};
 
 impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
-    pub(super) fn on_data(&mut self, now: Timestamp, face: FaceId, lp: &LpPacket, data: Data) {
+    pub(super) fn on_data(&mut self, now: Timestamp, face: FaceId, lp: &LpPacket, data: &Data) {
         self.counters.n_in_data += 1;
         let local = if face == FaceId::INTERNAL {
             true
@@ -47,7 +47,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             return;
         };
         let mark = lp.congestion_mark.unwrap_or(0);
-        if self.groups_data(now, face, &data, &wire, &ends, mark) {
+        if self.groups_data(now, face, data, &wire, &ends, mark) {
             return;
         }
         let full_name = self.pit.has_digest_entries().then(|| {
@@ -155,7 +155,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         now: Timestamp,
         face: FaceId,
         lp: &LpPacket,
-        interest: Interest,
+        interest: &Interest,
         reason: NackReason,
     ) {
         self.counters.n_in_nacks += 1;
@@ -269,7 +269,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         });
         self.scratch_ids = ids;
         if pending_on_face {
-            self.on_data(now, FaceId::INTERNAL, &LpPacket::default(), d);
+            self.on_data(now, FaceId::INTERNAL, &LpPacket::default(), &d);
         } else {
             let pkt = OutPacket {
                 kind: PacketKind::Data,
