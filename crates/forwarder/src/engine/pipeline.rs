@@ -97,7 +97,10 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             Some(types::DATA) => {
                 let decoded = Data::decode(bytes);
                 match &decoded {
-                    Ok(d) => self.on_data(now, face, bare_lp(), d),
+                    // The frame is the Data TLV (decoding checked it spans
+                    // the whole frame): what a fragment-only LpPacket's
+                    // `encoded_len` gives.
+                    Ok(d) => self.on_data(now, face, bare_lp(), d, len as usize),
                     Err(e) => self.drop_malformed(face, e),
                 }
                 self.refresh_gauges();
@@ -130,7 +133,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 Some(reason) => self.on_nack(now, face, &lp, &i, reason),
                 None => self.on_interest(now, face, &lp, &i),
             },
-            Some(NetPacket::Data(d)) => self.on_data(now, face, &lp, &d),
+            Some(NetPacket::Data(d)) => self.on_data(now, face, &lp, &d, lp.encoded_len()),
         }
         self.refresh_gauges();
     }
