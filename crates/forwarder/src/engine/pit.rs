@@ -323,11 +323,10 @@ impl Pit {
         // one: removing its key is the only probe (a lookup first, then the
         // removal, hashed and probed the name twice).
         match self.index.remove_entry(e.name_value.as_ref()) {
+            Some((_, head)) if head == id && next == NIL => {}
             Some((_, head)) if head == id => {
-                if next != NIL {
-                    let k = self.slots[next as usize].name_value.clone();
-                    self.index.insert(k, next);
-                }
+                let k = self.slots[next as usize].name_value.clone();
+                self.index.insert(k, next);
             }
             Some((k, head)) => {
                 self.index.insert(k, head);
