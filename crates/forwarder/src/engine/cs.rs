@@ -174,7 +174,11 @@ impl ContentStore {
 
     /// Slab index of the entry named `name_value`, if stored.
     fn find_exact(&self, name_value: &[u8]) -> Option<u32> {
-        let hash = self.hasher.hash_one(name_value);
+        self.find_hashed(name_value, self.hasher.hash_one(name_value))
+    }
+
+    /// [`ContentStore::find_exact`] with the name's hash already computed.
+    fn find_hashed(&self, name_value: &[u8], hash: u64) -> Option<u32> {
         let slots = &self.slots;
         self.exact
             .find(hash, |&(i, tag)| {
@@ -211,7 +215,8 @@ impl ContentStore {
             return;
         }
         let fresh_until = now + freshness.unwrap_or(Duration::ZERO);
-        if let Some(i) = self.find_exact(&name_value) {
+        let hash = self.hasher.hash_one(&name_value[..]);
+        if let Some(i) = self.find_hashed(&name_value, hash) {
             self.remove_slot(i);
         }
         while self.index.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
@@ -221,7 +226,6 @@ impl ContentStore {
             }
             self.remove_slot(t);
         }
-        let hash = self.hasher.hash_one(&name_value[..]);
         let entry = Entry {
             key: name_value.clone(),
             hash,

@@ -288,12 +288,25 @@ fn next_frame(
             f.info.counters.n_out_marked += 1;
         }
         let params = &f.info.params;
+        let incoming_face_id = params.local_fields && params.is_local();
+        // No LP field to attach and no fragmentation: the bare packet, as
+        // `LpPacket::encode` would give it, without building the ~400-byte
+        // LpPacket (most frames of a `none` forwarder).
+        if pkt.pit_token.is_none()
+            && pkt.nack.is_none()
+            && pkt.congestion_mark == 0
+            && !incoming_face_id
+            && params.mtu.is_none_or(|mtu| pkt.wire.len() <= mtu)
+            && pkt.cc.is_empty()
+        {
+            return Some(pkt.wire);
+        }
         let lp = LpPacket {
             pit_token: pkt.pit_token,
             nack: pkt.nack,
             congestion_mark: (pkt.congestion_mark > 0).then_some(pkt.congestion_mark),
             cc: pkt.cc,
-            incoming_face_id: (params.local_fields && params.is_local()).then_some(pkt.ingress.0),
+            incoming_face_id: incoming_face_id.then_some(pkt.ingress.0),
             ..LpPacket::from_fragment(pkt.wire)
         };
         let encoded_len = lp.encoded_len();

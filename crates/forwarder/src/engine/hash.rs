@@ -71,9 +71,7 @@ impl Hasher for SeededHasher {
             self.mix(u64::from_le_bytes(w));
         }
         let rest = chunks.remainder();
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        self.mix(u64::from_le_bytes(w) ^ ((bytes.len() as u64) << 56));
+        self.mix(tail_word(rest) ^ ((bytes.len() as u64) << 56));
     }
     #[inline]
     fn write_u64(&mut self, n: u64) {
@@ -94,6 +92,28 @@ impl Hasher for SeededHasher {
     #[inline]
     fn finish(&self) -> u64 {
         folded_multiply(self.acc, self.key)
+    }
+}
+
+/// The last 0-7 bytes of a key as a little-endian word, zero padded: two
+/// overlapping loads instead of a variable-length copy, which compiled to
+/// a `memcpy` call on every hash of a name.
+#[inline]
+fn tail_word(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    let le32 = |b: &[u8]| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&b[..4]);
+        u64::from(u32::from_le_bytes(w))
+    };
+    if n >= 4 {
+        // Bytes both loads cover land on the same bit positions.
+        le32(rest) | (le32(&rest[n - 4..]) << ((n - 4) * 8))
+    } else if n > 0 {
+        let b = |i: usize| u64::from(rest[i]) << (i * 8);
+        b(0) | b(n / 2) | b(n - 1)
+    } else {
+        0
     }
 }
 
@@ -159,6 +179,16 @@ mod tests {
             x[i] = 1;
         }
         assert!(bytes_eq(&x, &y));
+    }
+
+    #[test]
+    fn tail_word_is_the_zero_padded_little_endian_word() {
+        let src: Vec<u8> = (1..=8).collect();
+        for n in 0..8 {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&src[..n]);
+            assert_eq!(tail_word(&src[..n]), u64::from_le_bytes(w), "n = {n}");
+        }
     }
 
     #[test]

@@ -16,7 +16,16 @@ use super::queue::{OutPacket, PacketKind};
 use super::strategy::{Action, IncomingInterest, NameScope, StrategyCtx};
 
 impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
-    pub(super) fn on_data(&mut self, now: Timestamp, face: FaceId, lp: &LpPacket, data: Data) {
+    /// `link_bytes` is the frame as the link carried it (`lp.encoded_len()`
+    /// of the received LpPacket; the Data's own length for a bare Data).
+    pub(super) fn on_data(
+        &mut self,
+        now: Timestamp,
+        face: FaceId,
+        lp: &LpPacket,
+        data: &Data,
+        link_bytes: usize,
+    ) {
         self.counters.n_in_data += 1;
         let local = if face == FaceId::INTERNAL {
             true
@@ -47,7 +56,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             return;
         };
         let mark = lp.congestion_mark.unwrap_or(0);
-        if self.groups_data(now, face, &data, &wire, &ends, mark) {
+        if self.groups_data(now, face, data, &wire, &ends, mark) {
             return;
         }
         let full_name = self.pit.has_digest_entries().then(|| {
@@ -82,7 +91,6 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         // MIRCC/QSCCP admit more than the link returns: at 1200-byte Data
         // the ~40 header bytes are 3 %, more than the headroom left, and
         // the upstream's Data queue grew without bound (forwarder README).
-        let link_bytes = lp.encoded_len();
         // Built in place: the hook rewrites the fields where the strategy
         // reads them (one copy of the 152-byte CcFields, not three).
         let mut in_lp = IncomingLp {
@@ -155,7 +163,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         now: Timestamp,
         face: FaceId,
         lp: &LpPacket,
-        interest: Interest,
+        interest: &Interest,
         reason: NackReason,
     ) {
         self.counters.n_in_nacks += 1;
@@ -269,7 +277,8 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         });
         self.scratch_ids = ids;
         if pending_on_face {
-            self.on_data(now, FaceId::INTERNAL, &LpPacket::default(), d);
+            let lp = LpPacket::default();
+            self.on_data(now, FaceId::INTERNAL, &lp, &d, lp.encoded_len());
         } else {
             let pkt = OutPacket {
                 kind: PacketKind::Data,

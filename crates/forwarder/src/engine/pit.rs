@@ -317,25 +317,29 @@ impl Pit {
         let Some(e) = self.slots.get(id as usize).filter(|e| e.live) else {
             return;
         };
-        let key = e.name_value.clone();
         let next = e.next_same_name;
         let (cbp, depth, digest) = (e.can_be_prefix, usize::from(e.depth), e.has_digest);
-        // Unlink from the same-name chain.
-        if self.index.get(key.as_ref()) == Some(&id) {
-            if next == NIL {
-                self.index.remove(key.as_ref());
-            } else {
-                self.index.insert(key.clone(), next);
+        // Unlink from the same-name chain. The usual entry heads a chain of
+        // one: removing its key is the only probe (a lookup first, then the
+        // removal, hashed and probed the name twice).
+        match self.index.remove_entry(e.name_value.as_ref()) {
+            Some((_, head)) if head == id && next == NIL => {}
+            Some((_, head)) if head == id => {
+                let k = self.slots[next as usize].name_value.clone();
+                self.index.insert(k, next);
             }
-        } else if let Some(&head) = self.index.get(key.as_ref()) {
-            let mut i = head;
-            while let Some(cur) = self.slots.get(i as usize) {
-                if cur.next_same_name == id {
-                    self.slots[i as usize].next_same_name = next;
-                    break;
+            Some((k, head)) => {
+                self.index.insert(k, head);
+                let mut i = head;
+                while let Some(cur) = self.slots.get(i as usize) {
+                    if cur.next_same_name == id {
+                        self.slots[i as usize].next_same_name = next;
+                        break;
+                    }
+                    i = cur.next_same_name;
                 }
-                i = cur.next_same_name;
             }
+            None => {}
         }
         let e = &mut self.slots[id as usize];
         e.live = false;
