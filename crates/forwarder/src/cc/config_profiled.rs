@@ -452,7 +452,8 @@ pub struct WincmParams {
     /// `MultiMarkConfig::prompt_reentry`, W11 in docs/deviations.md).
     pub prompt_reentry: bool,
     /// A per-flow marker's MTU rule excuses a wait of at most one Data
-    /// time plus target (tuned; cc-core
+    /// time plus target on links whose Data time exceeds target (off in
+    /// both profiles; cc-core
     /// `MultiMarkConfig::mtu_excuse_one_packet`, W13 in docs/deviations.md).
     pub mtu_excuse_one_packet: bool,
     /// UIW decrease per marked Data (tuned 1.1, paper 1.5; see cc-core
@@ -557,7 +558,7 @@ mod tests {
             (110, 1.2, false, false, true)
         );
         assert!(!paper.wincm.prompt_reentry && tuned.wincm.prompt_reentry);
-        assert!(!paper.wincm.mtu_excuse_one_packet && tuned.wincm.mtu_excuse_one_packet);
+        assert!(!paper.wincm.mtu_excuse_one_packet && !tuned.wincm.mtu_excuse_one_packet);
         assert!(toml::from_str::<CcConfig>("[wincm]\nprofile = \"paper\"\nbeta = 4\n").is_err());
     }
 

@@ -340,23 +340,23 @@ mod tests {
         }
     }
 
-    /// WinCM (W13): the MTU rule excuses the wait behind one packet, not
+    /// WinCM with W13 (off by default): the MTU rule excuses the wait behind one packet, not
     /// more. 8 KB Data on 2 Mbit/s take 32 ms: one that waited 70 ms with
     /// one packet behind it is counted; one that waited 35 ms, or any on a
-    /// face of unknown capacity, or with the rule off (Linux's), is
-    /// excused. PCON's CoDel keeps the plain rule.
+    /// face of unknown capacity, or with W13 off (Linux's rule, the
+    /// default), is excused. PCON's CoDel keeps the plain rule.
     #[test]
     fn wincm_excuses_one_packet_time_behind_the_mtu_rule() {
-        let wincm = MarkerLaw::MultiMark(MultiMarkConfig::default());
+        let wincm = MarkerLaw::MultiMark(MultiMarkConfig {
+            mtu_excuse_one_packet: true,
+            ..MultiMarkConfig::default()
+        });
         let cap = Some(2_000_000);
         assert!(marks(wincm, Duration::from_millis(70), 8000, 8000, cap) > 0);
         assert_eq!(marks(wincm, Duration::from_millis(35), 8000, 8000, cap), 0);
         assert_eq!(marks(wincm, Duration::from_millis(70), 8000, 8000, None), 0);
-        let paper = MarkerLaw::MultiMark(MultiMarkConfig {
-            mtu_excuse_one_packet: false,
-            ..MultiMarkConfig::default()
-        });
-        assert_eq!(marks(paper, Duration::from_millis(70), 8000, 8000, cap), 0);
+        let linux = MarkerLaw::MultiMark(MultiMarkConfig::default());
+        assert_eq!(marks(linux, Duration::from_millis(70), 8000, 8000, cap), 0);
         let pcon = MarkerLaw::Codel(CodelConfig::default());
         assert_eq!(marks(pcon, Duration::from_millis(70), 8000, 8000, cap), 0);
     }
