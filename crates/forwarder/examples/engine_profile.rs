@@ -15,35 +15,12 @@
 use std::hint::black_box;
 
 use bytes::Bytes;
-use cc_core::{Duration, Timestamp};
-use icn_forwarder::engine::{EngineConfig, FaceId, FaceParams, Forwarder};
-use icn_tlv::{Component, Data, Interest, Name};
+use cc_core::Timestamp;
+use icn_forwarder::engine::{FaceId, Forwarder};
 
-const FIB_PREFIXES: usize = 10_000;
-const PIT_PENDING: usize = 100_000;
-
-fn prefix(i: usize) -> Name {
-    Name::root()
-        .append(Component::generic(Bytes::from_static(b"bench")))
-        .append(Component::generic(Bytes::from(format!("prefix{i}"))))
-}
-
-fn interest_wire(name: &Name, nonce: u32, lifetime: Duration) -> Bytes {
-    let mut i = Interest::new(name.clone());
-    i.nonce = Some(nonce);
-    i.lifetime = Some(lifetime);
-    i.encode()
-}
-
-fn exchange_pair(k: usize) -> (Bytes, Bytes) {
-    let n = prefix(k % FIB_PREFIXES)
-        .append(Component::generic(Bytes::from_static(b"obj")))
-        .append(Component::segment(k as u64));
-    let i = interest_wire(&n, 0x8000_0000 | k as u32, Duration::from_secs(4));
-    let mut d = Data::new(n, Bytes::from(vec![0xab; 100]));
-    d.meta.freshness_period = Some(Duration::from_secs(10));
-    (i, d.encode_signed_digest_sha256())
-}
+#[path = "../benches/common/engine_setup.rs"]
+mod engine_setup;
+use engine_setup::{exchange_pair, loaded_forwarder, PIT_PENDING};
 
 #[inline(never)]
 fn exchange(fwd: &mut Forwarder, t: Timestamp, faces: (FaceId, FaceId), i: Bytes, d: Bytes) {
@@ -64,31 +41,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let warm: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
-    let cfg = EngineConfig {
-        pit_max_entries: PIT_PENDING + 10_000,
-        fib_max_entries: FIB_PREFIXES + 10,
-        max_interest_lifetime: Duration::from_secs(7200),
-        ..EngineConfig::default()
-    };
-    let mut fwd = Forwarder::new(cfg, 1);
     let t0 = Timestamp::from_secs_f64(1.0);
-    let consumer = fwd.add_face(t0, FaceParams::local("unix:///bench/consumer"));
-    let producer = fwd.add_face(t0, FaceParams::non_local("udp4://192.0.2.1:6363"));
-    for i in 0..FIB_PREFIXES {
-        fwd.fib_add_nexthop(&prefix(i), producer, 10)
-            .expect("FIB sized for the driver");
-    }
-    for i in 0..PIT_PENDING {
-        let n = prefix(i % FIB_PREFIXES)
-            .append(Component::generic(Bytes::from_static(b"pending")))
-            .append(Component::sequence_num(i as u64));
-        fwd.handle_packet(
-            t0,
-            consumer,
-            interest_wire(&n, i as u32, Duration::from_secs(3600)),
-        );
-        while fwd.poll_transmit(t0).is_some() {}
-    }
+    let (mut fwd, consumer, producer) = loaded_forwarder(t0);
     let faces = (consumer, producer);
     for k in 0..warm {
         let (i, d) = exchange_pair(k);
