@@ -164,7 +164,11 @@ pub fn responsive_floor_bps(
     } else {
         f64::INFINITY
     };
-    one_per_period.min(fair)
+    // Never above what the link hands out: with no input measured yet the
+    // fair share is unknown, and one Data per period can exceed η·C on a
+    // link slower than a Data per period (proptest: C = 0, 126-byte Data,
+    // 10 080 bit/s).
+    one_per_period.min(fair).min(eta * sanitize(capacity_bps))
 }
 
 /// The queue RCP's β·q/d term drains: what stands beyond one Data (unless

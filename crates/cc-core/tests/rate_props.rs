@@ -108,3 +108,22 @@ proptest! {
         }
     }
 }
+
+/// The case proptest found: a link of zero capacity whose first period saw
+/// one 126-byte Data and no Interest input. The floor of one Data per period
+/// (10 080 bit/s) was above η·C, so the stamped rate passed the bound.
+#[test]
+fn a_link_slower_than_a_data_per_period_stamps_the_minimum() {
+    let mut m: RateLink<u32> = RateLink::new(LawKind::Mircc, &RateLinkConfig::default(), 0.0);
+    let now = Timestamp::ZERO;
+    m.on_interest(now, 0, TrafficClass::Primary, 0);
+    m.on_interest(now, 1, TrafficClass::Secondary, 0);
+    while m.next_release_time().is_some_and(|t| t <= now) {
+        if m.dequeue(now).is_none() {
+            break;
+        }
+    }
+    m.on_data(now, 126, Some(Duration::from_millis(0)));
+    let u = m.handle_timeout(now).expect("a period ended");
+    assert_eq!(u.rates.primary_bps, 10_000.0);
+}
