@@ -67,16 +67,15 @@ impl Default for CodelConfig {
 /// and 43 with it, 50 and 43 without) while WinCM's queues were lower
 /// without it at 14 of 16 points that moved.
 pub fn link_target(target: Duration, packet_bytes: usize, capacity_bps: Option<u64>) -> Duration {
-    match capacity_bps {
-        Some(c) if c > 0 => {
-            let ns = (packet_bytes as u64)
-                .saturating_mul(8_000_000_000)
-                .checked_div(c)
-                .unwrap_or(u64::MAX);
-            target.max(Duration::from_nanos(ns))
-        }
-        _ => target,
-    }
+    packet_time(packet_bytes, capacity_bps).map_or(target, |d| target.max(d))
+}
+
+/// The time `packet_bytes` take to serialise on a link of `capacity_bps`;
+/// `None` when the capacity is unknown or zero.
+pub fn packet_time(packet_bytes: usize, capacity_bps: Option<u64>) -> Option<Duration> {
+    let c = capacity_bps.filter(|&c| c > 0)?;
+    let ns = (packet_bytes as u64).saturating_mul(8_000_000_000) / c;
+    Some(Duration::from_nanos(ns))
 }
 
 /// Counters a CoDel marker keeps for observability.

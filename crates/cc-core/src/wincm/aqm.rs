@@ -205,9 +205,9 @@ impl MultiMarkCodel {
         self.drained && self.recent_episode(now)
     }
 
-    /// Whether CoDel's MTU rule excuses a packet that waited `sojourn`
-    /// and left at most one packet behind, on a link where one packet
-    /// takes `packet_time` (`None`: unknown). With
+    /// Whether CoDel's MTU rule excuses a packet of `packet_bytes` that
+    /// waited `sojourn` and left at most one packet behind, on a link of
+    /// `capacity_bps` (`None`: unknown). With
     /// [`MultiMarkConfig::mtu_excuse_one_packet`] and a packet time above
     /// target, only a wait within one packet's time plus target is
     /// excused. On faster links the rule stays Linux's: there it only
@@ -217,9 +217,15 @@ impl MultiMarkCodel {
     /// two Data queued, and Linux's rule let it grow to four (three
     /// queued, p95 96.7 ms against two Data times, 64.5 ms) before any
     /// mark (W13 in docs/deviations.md).
-    pub fn mtu_excused(&self, sojourn: Duration, packet_time: Option<Duration>) -> bool {
+    pub fn mtu_excused(
+        &self,
+        sojourn: Duration,
+        packet_bytes: usize,
+        capacity_bps: Option<u64>,
+    ) -> bool {
         !self.cfg.mtu_excuse_one_packet
-            || packet_time.is_none_or(|d| d <= self.cfg.target || sojourn <= d + self.cfg.target)
+            || crate::codel::packet_time(packet_bytes, capacity_bps)
+                .is_none_or(|d| d <= self.cfg.target || sojourn <= d + self.cfg.target)
     }
 
     /// End of the current marking window, if an episode is running.
@@ -264,17 +270,17 @@ mod tests {
             ..MultiMarkConfig::default()
         });
         let paper = MultiMarkCodel::new(MultiMarkConfig::paper());
-        let d = Some(ms(32)); // 8 KB on 2 Mbit/s
-        assert!(tuned.mtu_excused(ms(37), d));
-        assert!(!tuned.mtu_excused(ms(38), d));
-        assert!(tuned.mtu_excused(ms(500), None));
+        let slow = Some(2_000_000); // 8 KB take 32 ms
+        assert!(tuned.mtu_excused(ms(37), 8000, slow));
+        assert!(!tuned.mtu_excused(ms(38), 8000, slow));
+        assert!(tuned.mtu_excused(ms(500), 8000, None));
         assert!(
-            tuned.mtu_excused(ms(500), Some(ms(5))),
+            tuned.mtu_excused(ms(500), 1200, Some(10_000_000)),
             "a packet time within target"
         );
-        assert!(paper.mtu_excused(ms(500), d));
+        assert!(paper.mtu_excused(ms(500), 8000, slow));
         let default = MultiMarkCodel::new(MultiMarkConfig::default());
-        assert!(default.mtu_excused(ms(500), d));
+        assert!(default.mtu_excused(ms(500), 8000, slow));
     }
 
     #[test]

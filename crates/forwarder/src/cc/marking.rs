@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use cc_core::codel::{link_target, CodelConfig, CodelMarker};
+use cc_core::codel::{CodelConfig, CodelMarker};
 use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig};
 use cc_core::{Duration, Timestamp};
 
@@ -67,9 +67,7 @@ impl Marker {
                 // time on a real link (W11 in docs/deviations.md).
                 let emptied = backlog_bytes <= packet_bytes;
                 // Within one packet's time of the link (W13).
-                let packet_time =
-                    capacity_bps.map(|_| link_target(Duration::ZERO, packet_bytes, capacity_bps));
-                let excused = emptied && m.mtu_excused(sojourn, packet_time);
+                let excused = emptied && m.mtu_excused(sojourn, packet_bytes, capacity_bps);
                 let s = if per_flow && excused {
                     Duration::ZERO
                 } else {

@@ -28,11 +28,25 @@ pub(crate) struct RateScheme {
     node_id: u64,
     /// Next hops' bandwidths of the Interest at hand (reused per packet).
     bw: Vec<f64>,
-    /// The rates (primary, secondary) the last Data of each flow (name
+    /// The rates and MIRCC path id the last Data of each flow (name
     /// without its last component) left with: what a Data the Content
-    /// Store answers is given (see `data_dequeued`). Bounded; cleared when
-    /// full, as a flow's next Data refills it.
-    last_rates: HashMap<u64, (u64, Option<u64>)>,
+    /// Store answers is given (see `store_answer_dequeued`). Bounded;
+    /// cleared when full, as a flow's next Data refills it.
+    last_rates: HashMap<u64, LastRates>,
+}
+
+/// What the last Data of a flow carried when it left this node (wire
+/// units, as in [`CcFields`]).
+#[derive(Debug, Clone, Copy)]
+struct LastRates {
+    primary: u64,
+    secondary: Option<u64>,
+    /// MIRCC's path id, this node folded in. A store's answer without it
+    /// reaches the consumer as a second path that keeps the rates of that
+    /// moment until it times out (2 s): the consumer sends at the largest
+    /// primary rate of its paths plus their secondary rates (R5 in
+    /// docs/deviations.md).
+    path_id: Option<u64>,
 }
 
 /// Flows whose last stamped rates a node remembers.
@@ -134,10 +148,13 @@ impl SchemePart for RateScheme {
             return;
         }
         let prefix = super::flow_prefix_of(&pkt.wire);
-        if let Some(&(primary, secondary)) = self.last_rates.get(&prefix) {
-            pkt.cc.primary_rate_bps = Some(primary);
+        if let Some(last) = self.last_rates.get(&prefix) {
+            pkt.cc.primary_rate_bps = Some(last.primary);
             if pkt.cc.secondary_rate_bps.is_none() {
-                pkt.cc.secondary_rate_bps = secondary;
+                pkt.cc.secondary_rate_bps = last.secondary;
+            }
+            if pkt.cc.path_id.is_none() {
+                pkt.cc.path_id = last.path_id;
             }
         }
     }
@@ -172,8 +189,12 @@ impl SchemePart for RateScheme {
             {
                 self.last_rates.clear();
             }
-            self.last_rates
-                .insert(prefix, (primary, d.lp.cc.secondary_rate_bps));
+            let last = LastRates {
+                primary,
+                secondary: d.lp.cc.secondary_rate_bps,
+                path_id: d.lp.cc.path_id,
+            };
+            self.last_rates.insert(prefix, last);
         }
         d.send_data_to_downstreams(in_face, pit);
     }
@@ -226,7 +247,7 @@ mod tests {
             // The producer stamps nothing; this router's link does.
             let run = store_answer_run(&mut f, down, up, CcFields::default());
             assert_eq!(run.store_hits, 1, "{scheme}");
-            let rates = |c: &CcFields| (c.primary_rate_bps, c.secondary_rate_bps);
+            let rates = |c: &CcFields| (c.primary_rate_bps, c.secondary_rate_bps, c.path_id);
             let last = rates(run.from_upstream.last().expect("Data went down"));
             assert!(
                 last.0.is_some_and(|r| r <= 2_000_000),
