@@ -94,7 +94,24 @@ pub struct CcFields {
 }
 
 impl CcFields {
+    /// No field present (`Default`), usable in `const` and `static` items.
+    pub const NONE: CcFields = CcFields {
+        primary_rate_bps: None,
+        secondary_rate_bps: None,
+        path_id: None,
+        steering_hint: None,
+        traffic_class: None,
+        pace_objective_milli_ips: None,
+        pace_constraint_milli_ips: None,
+        flow_data_size_bytes: None,
+        service_class: None,
+        service_penalised: false,
+        downstream_rate_bps: None,
+        target_rate_bps: None,
+    };
+
     /// Whether no field is present.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.primary_rate_bps.is_none()
             && self.secondary_rate_bps.is_none()

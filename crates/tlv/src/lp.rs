@@ -129,6 +129,24 @@ fn nested_nni(typ: u32, v: u64) -> ([u8; 16], usize) {
 }
 
 impl LpPacket {
+    /// No field and no fragment (`Default`, an IDLE packet), usable in
+    /// `const` and `static` items: the header of a bare network packet.
+    pub const IDLE: LpPacket = LpPacket {
+        sequence: None,
+        frag_index: None,
+        frag_count: None,
+        pit_token: None,
+        nack: None,
+        incoming_face_id: None,
+        next_hop_face_id: None,
+        cache_policy_no_cache: false,
+        congestion_mark: None,
+        non_discovery: false,
+        cc: CcFields::NONE,
+        mcc: None,
+        fragment: None,
+    };
+
     /// A packet carrying `fragment` and no header (encodes bare).
     pub fn from_fragment(fragment: Bytes) -> Self {
         LpPacket {
@@ -394,6 +412,12 @@ impl LpPacket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_idle_constant_is_the_default() {
+        assert_eq!(LpPacket::IDLE, LpPacket::default());
+        assert_eq!(CcFields::NONE, CcFields::default());
+    }
 
     #[test]
     fn nack_reason_codes() {

@@ -66,10 +66,12 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         let mut reject = false;
         let mut forward_failed = false;
         let mark = lp.congestion_mark;
-        let mut nack_cc = if lp.is_nack {
-            lp.cc
-        } else {
-            CcFields::default()
+        // The CC fields of Nacks sent downstream: a Nack's own, or what a
+        // refusing upstream queue gave; built only when a Nack is (152
+        // bytes per packet otherwise).
+        let mut reject_cc: Option<CcFields> = None;
+        let nack_cc = |reject_cc: Option<CcFields>| {
+            reject_cc.unwrap_or(if lp.is_nack { lp.cc } else { CcFields::NONE })
         };
         for a in &actions {
             let (face, cc) = match a {
@@ -78,7 +80,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 Action::SendData { face } => (*face, &lp.cc),
                 Action::SendDataCc { face, cc } => (*face, cc),
                 Action::Nack { face, reason } => {
-                    self.nack_downstream(now, id, *face, *reason, mark, nack_cc);
+                    self.nack_downstream(now, id, *face, *reason, mark, nack_cc(reject_cc));
                     continue;
                 }
                 Action::NackAll { reason } => {
@@ -88,7 +90,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                         .map(|e| e.in_records.iter().map(|r| r.face).collect())
                         .unwrap_or_default();
                     for f in faces {
-                        self.nack_downstream(now, id, f, *reason, mark, nack_cc);
+                        self.nack_downstream(now, id, f, *reason, mark, nack_cc(reject_cc));
                     }
                     continue;
                 }
@@ -99,10 +101,10 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             };
             match a {
                 Action::Forward { .. } | Action::ForwardCc { .. } => {
-                    if !self.forward_interest(now, id, face, incoming, mark, *cc) {
+                    if !self.forward_interest(now, id, face, incoming, mark, cc) {
                         forward_failed = true;
                         if let Some(c) = self.last_reject_cc.take() {
-                            nack_cc = c;
+                            reject_cc = Some(c);
                         }
                     }
                 }
@@ -138,7 +140,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         self.scratch_actions = actions;
         self.scratch_actions.clear();
         if forward_failed && !reject {
-            reject = self.nack_if_no_upstream_left(now, id, mark, nack_cc);
+            reject = self.nack_if_no_upstream_left(now, id, mark, nack_cc(reject_cc));
         }
         self.process_evictions(now);
         if reject || self.pit.get(id).is_some_and(|e| e.in_records.is_empty()) {
@@ -156,7 +158,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         face: FaceId,
         incoming: &IncomingInterest,
         mark: u64,
-        cc: CcFields,
+        cc: &CcFields,
     ) -> bool {
         let max_out = self.cfg.pit_max_out_records;
         let Some(info) = self.faces.0.get(&face).map(|f| &f.info) else {
@@ -200,7 +202,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             pit_token: None,
             nack: None,
             congestion_mark: mark,
-            cc,
+            cc: *cc,
             enqueued_at: now,
             ingress: incoming.face,
         };

@@ -5,7 +5,7 @@ use std::cmp::Reverse;
 
 use bytes::{Bytes, BytesMut};
 use cc_core::Timestamp;
-use icn_tlv::{fragment, LpPacket};
+use icn_tlv::fragment;
 
 use super::api::Transmit;
 use super::cc_hooks::{CcHooks, InterestAdmission};
@@ -194,7 +194,6 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 }
             };
             f.info.queue.ready_frames = f.ready.len();
-            f.info.sojourn = f.queues.sojourn;
             let more = !f.ready.is_empty() || !f.queues.is_empty();
             if more {
                 self.active.push_back(id);
@@ -280,35 +279,25 @@ fn next_frame(
             capacity_bps: f.info.params.capacity_bps,
             flow: None,
         };
-        let pkt = f.queues.dequeue(now, &mut view, hooks);
+        // Used in place: binding the packet out of the Option copied its
+        // 264 bytes.
+        let mut dequeued = f.queues.dequeue(now, &mut view, hooks, &mut f.info.sojourn);
         f.publish_queue(view.stats);
-        let pkt = pkt?;
+        let pkt = dequeued.as_mut()?;
         f.info.cc_stamps.observe(now, pkt.kind, &pkt.cc);
         if pkt.congestion_mark > 0 && pkt.kind != PacketKind::Interest {
             f.info.counters.n_out_marked += 1;
         }
         let params = &f.info.params;
         let incoming_face_id = params.local_fields && params.is_local();
-        // No LP field to attach and no fragmentation: the bare packet, as
-        // `LpPacket::encode` would give it, without building the ~400-byte
-        // LpPacket (most frames of a `none` forwarder).
-        if pkt.pit_token.is_none()
-            && pkt.nack.is_none()
-            && pkt.congestion_mark == 0
-            && !incoming_face_id
+        // No LP field and no fragmentation: the bare packet, as
+        // `LpPacket::encode` would give it.
+        if !pkt.has_lp_header(incoming_face_id)
             && params.mtu.is_none_or(|mtu| pkt.wire.len() <= mtu)
-            && pkt.cc.is_empty()
         {
-            return Some(pkt.wire);
+            return Some(core::mem::take(&mut pkt.wire));
         }
-        let lp = LpPacket {
-            pit_token: pkt.pit_token,
-            nack: pkt.nack,
-            congestion_mark: (pkt.congestion_mark > 0).then_some(pkt.congestion_mark),
-            cc: pkt.cc,
-            incoming_face_id: incoming_face_id.then_some(pkt.ingress.0),
-            ..LpPacket::from_fragment(pkt.wire)
-        };
+        let lp = dequeued.take()?.into_lp_packet(incoming_face_id);
         let encoded_len = lp.encoded_len();
         match params.mtu {
             Some(mtu) if encoded_len > mtu => match fragment(&lp, mtu, &mut f.lp_seq) {
@@ -326,10 +315,8 @@ fn next_frame(
                     f.info.counters.drops.add(DropReason::TooLarge);
                 }
             },
+            // An LP header (a bare packet that fits returned above).
             _ => {
-                if lp.is_bare() {
-                    return Some(lp.fragment.unwrap_or_default());
-                }
                 // Frames are cut from a shared chunk: one allocation per
                 // EGRESS_ARENA_BYTES of framed packets instead of one per
                 // packet. A frame pins its chunk only until the shell has

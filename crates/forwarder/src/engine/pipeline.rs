@@ -3,12 +3,8 @@
 
 use bytes::Bytes;
 use cc_core::Timestamp;
-use std::sync::OnceLock;
 
-use icn_tlv::{
-    decode_packet, decode_reassembled, types, Data, Interest, LpPacket, NackReason, NetPacket,
-    TlvError,
-};
+use icn_tlv::{types, Data, Interest, LpPacket, NackReason, NetPacket, TlvError};
 
 use super::api::EngineEvent;
 use super::cc_hooks::CcHooks;
@@ -32,11 +28,8 @@ const LOCALHOST_NFD: &[u8] = b"\x08\x09localhost\x08\x03nfd";
 /// `/localhop/nfd`.
 const LOCALHOP_NFD: &[u8] = b"\x08\x08localhop\x08\x03nfd";
 
-/// The LP header of a bare packet: no field present.
-fn bare_lp() -> &'static LpPacket {
-    static BARE: OnceLock<LpPacket> = OnceLock::new();
-    BARE.get_or_init(LpPacket::default)
-}
+/// The LP header of a bare Interest or Data: no field present.
+pub(super) static NO_LP_HEADER: LpPacket = LpPacket::IDLE;
 
 /// Implicit digest component type.
 pub(super) const IMPLICIT_DIGEST: u8 = 1;
@@ -69,73 +62,130 @@ fn trailing_digest(name_value: &[u8], ends: &ComponentEnds) -> Option<([u8; 32],
     }
 }
 
+/// What the link layer made of a frame that is not a bare packet.
+// Returned once per LP frame, never stored: boxing the LpPacket would
+// allocate per frame (every frame of a CC scheme carries an LP header).
+#[allow(clippy::large_enum_variant)]
+enum LinkLayer {
+    /// A network packet (the LpPacket and its fragment, whole).
+    Network(LpPacket, Bytes),
+    /// IDLE or MCC feedback only: handled.
+    Consumed,
+    /// Dropped and counted.
+    Dropped,
+}
+
 impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// Processes one frame received on `face`. Never fails: bad input is
     /// counted per reason and dropped.
     pub fn handle_packet(&mut self, now: Timestamp, face: FaceId, bytes: Bytes) {
-        let len = bytes.len() as u64;
         let Some(f) = self.faces.0.get_mut(&face) else {
             self.counters.drops.add(DropReason::UnknownFace);
             return;
         };
-        f.info.counters.n_in_bytes += len;
-        // A bare Interest or Data (no LP header, the common case): decoded
-        // straight to the packet, which the pipelines then borrow. Through
-        // `decode_packet` the ~700-byte (LpPacket, NetPacket) pair and its
-        // Result were moved at every layer (memcpy about 10 % of the
+        f.info.counters.n_in_bytes += bytes.len() as u64;
+        // A bare Interest or Data (the common case) has no LP header to
+        // decode; the network packet is decoded in place and the pipelines
+        // borrow it. Decoding every frame to an (LpPacket, NetPacket) pair
+        // moved ~700 bytes at every layer (memcpy about 10 % of the
         // engine's instructions per exchange).
-        match bytes.first().map(|&t| u32::from(t)) {
-            Some(types::INTEREST) => {
-                let decoded = Interest::decode(bytes);
-                match &decoded {
-                    Ok(i) => self.on_interest(now, face, bare_lp(), i),
-                    Err(e) => self.drop_malformed(face, e),
+        let received;
+        let (lp, wire) = match bytes.first().map(|&t| u32::from(t)) {
+            Some(types::INTEREST | types::DATA) => (&NO_LP_HEADER, bytes),
+            _ => match self.on_lp_packet(now, face, bytes) {
+                LinkLayer::Network(l, wire) => {
+                    received = l;
+                    (&received, wire)
                 }
-                self.refresh_gauges();
-                return;
-            }
-            Some(types::DATA) => {
-                let decoded = Data::decode(bytes);
-                match &decoded {
-                    // The frame is the Data TLV (decoding checked it spans
-                    // the whole frame): what a fragment-only LpPacket's
-                    // `encoded_len` gives.
-                    Ok(d) => self.on_data(now, face, bare_lp(), d, len as usize),
-                    Err(e) => self.drop_malformed(face, e),
+                LinkLayer::Consumed => {
+                    self.refresh_gauges();
+                    return;
                 }
-                self.refresh_gauges();
-                return;
-            }
-            _ => {}
-        }
-        let (mut lp, mut net) = match decode_packet(bytes) {
-            Ok(x) => x,
+                LinkLayer::Dropped => return,
+            },
+        };
+        self.on_network_packet(now, face, lp, wire);
+        self.refresh_gauges();
+    }
+
+    /// Decodes an LpPacket and reassembles fragments; IDLE packets and MCC
+    /// feedback end here.
+    fn on_lp_packet(&mut self, now: Timestamp, face: FaceId, bytes: Bytes) -> LinkLayer {
+        let mut lp = match LpPacket::decode(bytes) {
+            Ok(lp) => lp,
             Err(e) => {
                 self.drop_malformed(face, &e);
-                return;
+                return LinkLayer::Dropped;
             }
         };
-        // Rebound only for a fragment: moving the ~700-byte pair on every
-        // packet showed as memcpy in the loadgen profile.
-        if net.is_none() && lp.is_fragmented() {
-            match self.reassemble(now, face, core::mem::take(&mut lp)) {
-                Some(x) => (lp, net) = x,
-                None => return,
+        if lp.is_fragmented() {
+            match self.reassemble(now, face, lp) {
+                Some(whole) => lp = whole,
+                None => return LinkLayer::Dropped,
             }
         }
+        match lp.fragment.clone() {
+            // `lp` keeps its fragment: a Data is booked at `encoded_len`.
+            Some(wire) => LinkLayer::Network(lp, wire),
+            None => {
+                match &lp.mcc {
+                    Some(fb) => self.groups_feedback(now, face, fb, true),
+                    None => self.drop_packet(face, DropReason::Idle),
+                }
+                LinkLayer::Consumed
+            }
+        }
+    }
+
+    /// Decodes the network packet `wire` that came with `lp` and runs its
+    /// pipeline (MCC feedback on it first).
+    fn on_network_packet(&mut self, now: Timestamp, face: FaceId, lp: &LpPacket, wire: Bytes) {
+        match wire.first().map(|&t| u32::from(t)) {
+            Some(types::INTEREST) => {
+                let decoded = Interest::decode(wire);
+                match &decoded {
+                    Ok(i) => {
+                        self.lp_feedback(now, face, lp);
+                        match lp.nack {
+                            Some(reason) => self.on_nack(now, face, lp, i, reason),
+                            None => self.on_interest(now, face, lp, i),
+                        }
+                    }
+                    Err(e) => self.drop_malformed(face, e),
+                }
+            }
+            Some(types::DATA) => {
+                let frame_len = wire.len();
+                let decoded = Data::decode(wire);
+                match &decoded {
+                    Ok(d) => {
+                        self.lp_feedback(now, face, lp);
+                        // The frame as the link carried it: an LpPacket
+                        // holds its fragment (`NO_LP_HEADER` has none), a
+                        // bare Data is the frame (decoding checked it spans
+                        // the whole of it).
+                        let link_bytes = match lp.fragment {
+                            Some(_) => lp.encoded_len(),
+                            None => frame_len,
+                        };
+                        self.on_data(now, face, lp, d, link_bytes);
+                    }
+                    Err(e) => self.drop_malformed(face, e),
+                }
+            }
+            _ => {
+                if let Err(e) = NetPacket::decode(wire) {
+                    self.drop_malformed(face, &e);
+                }
+            }
+        }
+    }
+
+    /// SRMCC feedback riding on a network packet.
+    fn lp_feedback(&mut self, now: Timestamp, face: FaceId, lp: &LpPacket) {
         if let Some(fb) = &lp.mcc {
-            self.groups_feedback(now, face, fb, net.is_none());
+            self.groups_feedback(now, face, fb, false);
         }
-        match net {
-            None if lp.mcc.is_some() => {}
-            None => self.drop_packet(face, DropReason::Idle),
-            Some(NetPacket::Interest(i)) => match lp.nack {
-                Some(reason) => self.on_nack(now, face, &lp, &i, reason),
-                None => self.on_interest(now, face, &lp, &i),
-            },
-            Some(NetPacket::Data(d)) => self.on_data(now, face, &lp, &d, lp.encoded_len()),
-        }
-        self.refresh_gauges();
     }
 
     fn drop_malformed(&mut self, face: FaceId, e: &TlvError) {
@@ -143,22 +193,10 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         self.drop_packet(face, DropReason::Malformed);
     }
 
-    fn reassemble(
-        &mut self,
-        now: Timestamp,
-        face: FaceId,
-        lp: LpPacket,
-    ) -> Option<(LpPacket, Option<NetPacket>)> {
+    /// The whole packet once every fragment of it arrived.
+    fn reassemble(&mut self, now: Timestamp, face: FaceId, lp: LpPacket) -> Option<LpPacket> {
         match self.reassemble_within_budget(now, face, lp) {
-            Ok(Some(whole)) => match decode_reassembled(whole) {
-                Ok(x) => Some(x),
-                Err(e) => {
-                    tracing::debug!(face = face.0, error = %e, "drop malformed reassembled packet");
-                    self.drop_packet(face, DropReason::Malformed);
-                    None
-                }
-            },
-            Ok(None) => None,
+            Ok(whole) => whole,
             Err(reason) => {
                 tracing::debug!(face = face.0, reason = reason.as_str(), "drop fragment");
                 self.drop_packet(face, reason);

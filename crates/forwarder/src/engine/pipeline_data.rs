@@ -11,9 +11,14 @@ use super::face::{FaceId, LinkType};
 use super::forwarder::Forwarder;
 use super::multicast_hook::MulticastHook;
 use super::name_table::ComponentEnds;
-use super::pipeline::{name_scope, IMPLICIT_DIGEST};
+use super::pipeline::{name_scope, IMPLICIT_DIGEST, NO_LP_HEADER};
 use super::queue::{OutPacket, PacketKind};
 use super::strategy::{Action, IncomingInterest, NameScope, StrategyCtx};
+
+/// The link bytes a management reply is booked at: the internal face has
+/// no link, and the reply has always been booked as an empty LpPacket
+/// (type and zero length), which it still is.
+const INTERNAL_LINK_BYTES: usize = 2;
 
 impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// `link_bytes` is the frame as the link carried it (`lp.encoded_len()`
@@ -277,8 +282,8 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         });
         self.scratch_ids = ids;
         if pending_on_face {
-            let lp = LpPacket::default();
-            self.on_data(now, FaceId::INTERNAL, &lp, &d, lp.encoded_len());
+            let (lp, link_bytes) = (&NO_LP_HEADER, INTERNAL_LINK_BYTES);
+            self.on_data(now, FaceId::INTERNAL, lp, &d, link_bytes);
         } else {
             let pkt = OutPacket {
                 kind: PacketKind::Data,
@@ -293,5 +298,15 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             self.send(now, face, pkt, name_scope(&name_value));
         }
         self.refresh_gauges();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A management reply is booked as before: an empty LpPacket's length.
+    #[test]
+    fn internal_link_bytes_are_an_empty_lp_packet() {
+        let empty = icn_tlv::LpPacket::default();
+        assert_eq!(super::INTERNAL_LINK_BYTES, empty.encoded_len());
     }
 }
