@@ -93,7 +93,8 @@ impl CccSupervisor {
         if t == Duration::ZERO {
             return false;
         }
-        let one_data = crate::codel::link_target(Duration::ZERO, data_bytes, link_capacity_bps);
+        let one_data =
+            crate::codel::packet_time(data_bytes, link_capacity_bps).unwrap_or(Duration::ZERO);
         let over = sojourn > t.max(one_data.mul_f64(self.chance_queue_data));
         self.standing_queue = Some(self.standing_queue.unwrap_or(true) && over);
         over

@@ -282,8 +282,13 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         });
         self.scratch_ids = ids;
         if pending_on_face {
-            let (lp, link_bytes) = (&NO_LP_HEADER, INTERNAL_LINK_BYTES);
-            self.on_data(now, FaceId::INTERNAL, lp, &d, link_bytes);
+            self.on_data(
+                now,
+                FaceId::INTERNAL,
+                &NO_LP_HEADER,
+                &d,
+                INTERNAL_LINK_BYTES,
+            );
         } else {
             let pkt = OutPacket {
                 kind: PacketKind::Data,
