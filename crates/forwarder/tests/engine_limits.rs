@@ -209,11 +209,6 @@ fn capacity_paces_the_face_at_the_configured_rate() {
     assert!(err < 0.03, "measured {measured} bit/s vs {rate_bps}");
 }
 
-/// A shell that always wakes 5 ms late (a loaded host) still gets the
-/// face's capacity out of a backlog of 8 KB Data (6.5 ms each at
-/// 10 Mbit/s): the pacer makes up missed time. With 2 ms of catch-up it
-/// lost 3 ms per packet: 6.83 Mbit/s here; on the namespace testbed
-/// the loss let a QSCCP bottleneck's Data backlog grow.
 /// A forwarder whose consumer sits behind a face paced at `rate_bps` (its
 /// Data leave by it), with `pending` Interests `/p/0..` already forwarded
 /// to the producer face: (forwarder, producer face, slow face).
@@ -236,6 +231,11 @@ fn behind_a_slow_face(
     (fwd, producer, slow)
 }
 
+/// A shell that always wakes 5 ms late (a loaded host) still gets the
+/// face's capacity out of a backlog of 8 KB Data (6.5 ms each at
+/// 10 Mbit/s): the pacer makes up missed time. With 2 ms of catch-up it
+/// lost 3 ms per packet: 6.83 Mbit/s here; on the namespace testbed
+/// the loss let a QSCCP bottleneck's Data backlog grow.
 #[test]
 fn a_late_shell_still_gets_the_capacity_out() {
     let rate_bps = 10_000_000;
