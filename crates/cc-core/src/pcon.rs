@@ -318,8 +318,9 @@ pub fn pcon_pacing(profile: crate::Profile) -> Option<crate::window::WindowPacin
 /// with a fixed cut on a mark (`mark_md_coef`, the paper's 0.5 or a
 /// user's) ndnget's rules, else the tuned consumer [D]: the cut in
 /// proportion to the marked fraction of each round trip (DCTCP; it pairs
-/// with the routers' step marking, docs/deviations.md) and a floor of
-/// [`PCON_MIN_SSTHRESH`].
+/// with the routers' step marking, docs/deviations.md), a floor of
+/// [`PCON_MIN_SSTHRESH`], and no cut below the path's measured
+/// bandwidth-delay product (`AimdConfig::bandwidth_floor`).
 pub fn pcon_aimd(aimd: AimdConfig) -> AimdConfig {
     match aimd.mark_md_coef {
         Some(_) => AimdConfig {
@@ -330,6 +331,7 @@ pub fn pcon_aimd(aimd: AimdConfig) -> AimdConfig {
             ignore_marks: false,
             proportional_mark_cut: true,
             min_ssthresh: PCON_MIN_SSTHRESH,
+            bandwidth_floor: true,
             ..aimd
         },
     }

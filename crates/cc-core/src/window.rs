@@ -301,6 +301,27 @@ impl WindowCore {
         };
     }
 
+    /// The path's measured bandwidth-delay product in Data at `now`: the
+    /// larger of the last two rounds and the round under way (once it is a
+    /// quarter of an RTT long); `None` before anything was measured or
+    /// without a path ceiling (which keeps the measurement).
+    pub(crate) fn measured_bdp(&self, now: Timestamp) -> Option<f64> {
+        self.path_floor?;
+        let partial = match (self.path.round_start, self.rtt.srtt(), self.rtt.min_rtt()) {
+            (Some(start), Some(srtt), Some(min_rtt)) => {
+                let len = now.saturating_since(start);
+                if len > Duration::ZERO && len.as_secs_f64() * 4.0 >= srtt.as_secs_f64() {
+                    f64::from(self.path.delivered) * min_rtt.as_secs_f64() / len.as_secs_f64()
+                } else {
+                    0.0
+                }
+            }
+            _ => 0.0,
+        };
+        let bdp = self.path.bdp.max(partial);
+        (bdp > 0.0).then_some(bdp)
+    }
+
     pub(crate) fn limit(&self) -> SendLimit {
         SendLimit::Window {
             interests: self.cwnd,

@@ -277,6 +277,15 @@ fn window_laws_grow_then_back_off_on_a_mark() {
         assert!(peak > 8.0, "{kind}: window grew to {peak}");
         let st = p.stats();
         assert_eq!(st.congestion_marks, 1, "{kind}");
+        if kind == LawKind::Pcon {
+            // This path answers every Interest in 10 ms however many are
+            // in flight: it delivers the whole window per minimum RTT, and
+            // the tuned PCON consumer never cuts below what the path
+            // delivers (cc-core `AimdConfig::bandwidth_floor`).
+            assert_eq!(st.mark_decreases, 0, "{kind}: {:?}", &w[50..]);
+            assert!(w[60] <= w[59], "{kind}: {} -> {}", w[59], w[60]);
+            continue;
+        }
         assert_eq!(st.mark_decreases, 1, "{kind}: {:?}", &w[50..]);
         assert!(w[60] < w[59], "{kind}: {} -> {}", w[59], w[60]);
     }
