@@ -542,6 +542,34 @@ mod tests {
         assert_eq!(p.rate_ips(10.0, Duration::ZERO, false), None);
     }
 
+    /// 100 ms round trips: a first round of one Data per 20 ms measures 6
+    /// Data; then one per 5 ms. A quarter of an RTT into the faster round
+    /// its rate counts (20 Data), before that only the closed rounds do.
+    #[test]
+    fn measured_bdp_counts_the_round_under_way() {
+        let feed = |w: &mut WindowCore, from_ms: u64, to_ms: u64, step_ms: usize| {
+            for t in (from_ms..=to_ms).step_by(step_ms) {
+                let (t, fb) = data(t, 100, 0);
+                w.record_data(t, &fb);
+            }
+        };
+        let mut plain = WindowCore::new(10.0, false, false, RttConfig::default());
+        feed(&mut plain, 20, 120, 20);
+        assert_eq!(plain.measured_bdp(Timestamp::from_millis(120)), None);
+        let mut w =
+            WindowCore::new(10.0, false, false, RttConfig::default()).with_path_ceiling(Some(4.0));
+        assert_eq!(w.measured_bdp(Timestamp::from_millis(10)), None);
+        feed(&mut w, 20, 120, 20);
+        let closed = w.measured_bdp(Timestamp::from_millis(120)).unwrap();
+        assert!((closed - 6.0).abs() < 1e-9, "{closed}");
+        feed(&mut w, 125, 140, 5);
+        let early = w.measured_bdp(Timestamp::from_millis(140)).unwrap();
+        assert!((early - 6.0).abs() < 1e-9, "{early}");
+        feed(&mut w, 145, 175, 5);
+        let partial = w.measured_bdp(Timestamp::from_millis(175)).unwrap();
+        assert!((partial - 20.0).abs() < 1e-9, "{partial}");
+    }
+
     #[test]
     fn clamp_bounds_and_nan() {
         let mut w = WindowCore::new(f64::NAN, false, false, RttConfig::default());
