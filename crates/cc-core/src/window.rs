@@ -135,12 +135,31 @@ impl PathBdp {
         self.delivered = self.delivered.saturating_add(1);
         let len = now.saturating_since(start);
         if len >= srtt && len > Duration::ZERO {
-            let round = f64::from(self.delivered) * min_rtt.as_secs_f64() / len.as_secs_f64();
+            let round = self.per_min_rtt(min_rtt, len);
             self.bdp = round.max(self.last_round);
             self.last_round = round;
             self.round_start = Some(now);
             self.delivered = 0;
         }
+    }
+
+    /// The round under way's Data, `len` into it, per minimum RTT.
+    fn per_min_rtt(&self, min_rtt: Duration, len: Duration) -> f64 {
+        f64::from(self.delivered) * min_rtt.as_secs_f64() / len.as_secs_f64()
+    }
+
+    /// The product at `now`: the larger of the last two rounds and the
+    /// round under way, once it is a quarter of `srtt` long.
+    fn at(&self, now: Timestamp, srtt: Duration, min_rtt: Duration) -> f64 {
+        let partial = self.round_start.map_or(0.0, |start| {
+            let len = now.saturating_since(start);
+            if len > Duration::ZERO && len.as_secs_f64() * 4.0 >= srtt.as_secs_f64() {
+                self.per_min_rtt(min_rtt, len)
+            } else {
+                0.0
+            }
+        });
+        self.bdp.max(partial)
     }
 }
 
@@ -301,24 +320,15 @@ impl WindowCore {
         };
     }
 
-    /// The path's measured bandwidth-delay product in Data at `now`: the
-    /// larger of the last two rounds and the round under way (once it is a
-    /// quarter of an RTT long); `None` before anything was measured or
-    /// without a path ceiling (which keeps the measurement).
+    /// The path's measured bandwidth-delay product in Data at `now`
+    /// (`PathBdp::at`); `None` before anything was measured or without a
+    /// path ceiling (which keeps the measurement).
     pub(crate) fn measured_bdp(&self, now: Timestamp) -> Option<f64> {
         self.path_floor?;
-        let partial = match (self.path.round_start, self.rtt.srtt(), self.rtt.min_rtt()) {
-            (Some(start), Some(srtt), Some(min_rtt)) => {
-                let len = now.saturating_since(start);
-                if len > Duration::ZERO && len.as_secs_f64() * 4.0 >= srtt.as_secs_f64() {
-                    f64::from(self.path.delivered) * min_rtt.as_secs_f64() / len.as_secs_f64()
-                } else {
-                    0.0
-                }
-            }
-            _ => 0.0,
+        let bdp = match (self.rtt.srtt(), self.rtt.min_rtt()) {
+            (Some(srtt), Some(min_rtt)) => self.path.at(now, srtt, min_rtt),
+            _ => self.path.bdp,
         };
-        let bdp = self.path.bdp.max(partial);
         (bdp > 0.0).then_some(bdp)
     }
 
