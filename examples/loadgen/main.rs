@@ -17,6 +17,7 @@
 //! target/release/examples/loadgen                     # relay, none, all six schemes, 3 rounds
 //! target/release/examples/loadgen --targets relay,none,qsccp --rounds 5 --exchanges 300000
 //! target/release/examples/loadgen --targets relay,none,shard1,shard2 --rounds 5
+//! target/release/examples/loadgen --targets relay,none,rcp --routes 100000   # or --faces 10000: daemon table sizes
 //! ```
 //!
 //! `shard1`/`shard2` run icnfwd's sharded engine prototype (`[engine]
@@ -72,12 +73,18 @@ struct Args {
     /// icnfwd's `[tables] cs_max_packets` (its default when absent); 0
     /// turns the Content Store off, to see what storing costs.
     cs_packets: Option<usize>,
+    /// Extra static routes (`/fill/<i>` to the producer face) in icnfwd's
+    /// configuration: the RIB and FIB sizes the forwarding runs against.
+    routes: usize,
+    /// Extra idle UDP faces (to unused loopback ports) in icnfwd's
+    /// configuration: the face count the forwarding runs against.
+    faces: usize,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: loadgen [--exchanges N] [--window N] [--payload BYTES] [--rounds N] \
-         [--flows N] [--cs-packets N] [--targets relay,none,pcon,rcp,mircc,ccc,wincm,qsccp,shard1,shard2]\n       \
+         [--flows N] [--cs-packets N] [--routes N] [--faces N] [--targets relay,none,pcon,rcp,mircc,ccc,wincm,qsccp,shard1,shard2]\n       \
          loadgen --role producer PAYLOAD | --role relay UPSTREAM"
     );
     std::process::exit(2);
@@ -95,6 +102,8 @@ fn parse_args() -> Args {
             .collect(),
         flows: DEFAULT_FLOWS,
         cs_packets: None,
+        routes: 0,
+        faces: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -115,6 +124,8 @@ fn parse_args() -> Args {
             "--rounds" => a.rounds = v.parse().unwrap_or_else(|_| usage()),
             "--flows" => a.flows = v.parse().unwrap_or_else(|_| usage()),
             "--cs-packets" => a.cs_packets = Some(v.parse().unwrap_or_else(|_| usage())),
+            "--routes" => a.routes = v.parse().unwrap_or_else(|_| usage()),
+            "--faces" => a.faces = v.parse().unwrap_or_else(|_| usage()),
             "--targets" => {
                 a.targets = v.split(',').map(str::to_string).collect();
                 if a.targets.iter().any(|t| !ALL_TARGETS.contains(&t.as_str())) {
@@ -173,6 +184,8 @@ fn spawn_icnfwd(
     target: &str,
     producer: SocketAddr,
     cs_packets: Option<usize>,
+    routes: usize,
+    faces: usize,
 ) -> (Proc, SocketAddr) {
     let (scheme, engine) = match shard_threads(target) {
         Some(n) => ("none", format!("[engine]\nthreads = {n}\nsharded = true\n")),
@@ -199,10 +212,21 @@ fn spawn_icnfwd(
         dcap = cap("default_capacity_bps"),
         fcap = cap("capacity_bps"),
     );
-    let cfg = match cs_packets {
-        Some(n) => cfg + &format!("[tables]\ncs_max_packets = {n}\n"),
-        None => cfg,
-    };
+    let mut cfg = cfg + "[tables]\n";
+    if let Some(n) = cs_packets {
+        cfg += &format!("cs_max_packets = {n}\n");
+    }
+    if routes > 0 {
+        cfg += &format!("rib_max_routes = {}\n", routes + 16);
+    }
+    for i in 0..faces {
+        // Nothing listens there: the faces exist and stay idle.
+        cfg += &format!("[[face]]\nuri = \"udp4://127.0.0.1:{}\"\n", 20_000 + i);
+    }
+    for i in 0..routes {
+        cfg +=
+            &format!("[[route]]\nprefix = \"/fill/{i}\"\nface = \"udp4://{producer}\"\ncost = 0\n");
+    }
     let cfg_path = dir.join(format!("{target}.toml"));
     std::fs::write(&cfg_path, cfg).expect("write config");
     let _ = std::fs::remove_file(&sock);
@@ -279,7 +303,14 @@ fn main() {
             let (proc, addr) = if target == "relay" {
                 spawn_role("relay", &producer.to_string())
             } else {
-                spawn_icnfwd(dir.path(), target, producer, args.cs_packets)
+                spawn_icnfwd(
+                    dir.path(),
+                    target,
+                    producer,
+                    args.cs_packets,
+                    args.routes,
+                    args.faces,
+                )
             };
             let prefix: Name = format!("/load/r{run}/{round}/{target}")
                 .parse()

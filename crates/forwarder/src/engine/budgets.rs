@@ -117,6 +117,11 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         f.reassembly_deadline = r
             .next_deadline_ns()
             .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
+        if f.reassembly_deadline.is_some() {
+            self.reassembling.insert(face);
+        } else {
+            self.reassembling.remove(&face);
+        }
         res.map_err(|e| match e {
             TlvError::PacketTooLarge => DropReason::Oversized,
             TlvError::ReassemblyFull => DropReason::FaceShare,
@@ -184,11 +189,16 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             }
         }
         self.reassembly_bytes = total;
-        for f in self.faces.0.values_mut() {
+        for (id, f) in self.faces.0.iter_mut() {
             if let Some(r) = &f.reassembler {
                 f.reassembly_deadline = r
                     .next_deadline_ns()
                     .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
+                if f.reassembly_deadline.is_some() {
+                    self.reassembling.insert(*id);
+                } else {
+                    self.reassembling.remove(id);
+                }
             }
         }
     }

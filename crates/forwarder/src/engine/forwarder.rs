@@ -15,10 +15,10 @@
 //! the same seed and inputs the engine produces the same outputs.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 use bytes::Bytes;
-use cc_core::{Duration, Timestamp};
+use cc_core::Timestamp;
 use icn_tlv::{CcFields, Name, Reassembler};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -103,6 +103,13 @@ pub struct Forwarder<C: CcHooks = NoCc, M: MulticastHook = NoMulticast> {
     pub(super) next_face_id: u64,
     /// Faces with queued output, served round robin.
     pub(super) active: VecDeque<FaceId>,
+    /// Faces holding partial packets (a reassembly deadline): with
+    /// `active`, the only faces `poll_timeout` and `handle_timeout` visit,
+    /// so their cost per turn follows the faces at work, not the faces
+    /// that exist.
+    pub(super) reassembling: BTreeSet<FaceId>,
+    /// When the faces' congestion-control status is next copied in.
+    pub(super) next_cc_refresh: Timestamp,
     pub(super) fib: Fib,
     pub(super) pit: Pit,
     pub(super) cs: ContentStore,
@@ -165,6 +172,8 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             faces: FaceTable::default(),
             next_face_id: FaceId::FIRST_ORDINARY,
             active: VecDeque::new(),
+            reassembling: BTreeSet::new(),
+            next_cc_refresh: Timestamp::ZERO,
             fib: Fib::new(cfg.fib_max_entries, cfg.fib_max_nexthops, hasher),
             pit: Pit::new(cfg.pit_max_entries, hasher),
             cs: ContentStore::new(cfg.cs_max_packets, cfg.cs_max_bytes, hasher),
@@ -246,6 +255,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
     /// PIT records naming it lapse at their expiry.
     pub fn remove_face(&mut self, now: Timestamp, face: FaceId) {
         if let Some(mut f) = self.faces.0.remove(&face) {
+            self.reassembling.remove(&face);
             let held = f.reassembler.as_ref().map_or(0, Reassembler::bytes);
             self.reassembly_bytes = self.reassembly_bytes.saturating_sub(held);
             let queued = super::egress::queued_bytes_of(&f.info.queue);
@@ -442,80 +452,6 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         self.events.pop_front()
     }
 
-    /// Earliest time `handle_timeout` or `poll_transmit` has work.
-    pub fn poll_timeout(&self) -> Option<Timestamp> {
-        let mut t = self.pit.next_expiry();
-        let mut take = |x: Timestamp| t = Some(t.map_or(x, |y| y.min(x)));
-        if let Some(x) = self.cc.poll_timeout() {
-            take(x);
-        }
-        if let Some(x) = self.groups.poll_timeout() {
-            take(x);
-        }
-        if let Some(Reverse(d)) = self.delay_line.peek() {
-            take(d.at);
-        }
-        for f in self.faces.0.values() {
-            if let Some(d) = f.reassembly_deadline {
-                take(d);
-            }
-            if f.blocked {
-                continue;
-            }
-            let eligible = if f.ready.is_empty() {
-                f.queues.next_eligible()
-            } else {
-                Some(Timestamp::ZERO)
-            };
-            if let Some(e) = eligible {
-                take(e.max(f.next_tx_at));
-            }
-        }
-        t
-    }
-
-    /// Expires PIT entries and partial reassemblies due at `now`.
-    pub fn handle_timeout(&mut self, now: Timestamp) {
-        while let Some(id) = self.pit.pop_expired(now) {
-            self.on_pit_expiry(now, id);
-        }
-        self.dnl.expire(now);
-        self.groups_timeout(now);
-        if self.cc.poll_timeout().is_some_and(|t| t <= now) {
-            self.cc.handle_timeout(now);
-            for (id, f) in &mut self.faces.0 {
-                f.info.cc = self.cc.status(*id);
-                f.info.cc_stamps.roll(now);
-                if !f.queues.is_empty() && !f.in_active {
-                    f.in_active = true;
-                    self.active.push_back(*id);
-                }
-            }
-        }
-        for f in self.faces.0.values_mut() {
-            if f.reassembly_deadline.is_some_and(|d| d <= now) {
-                if let Some(r) = f.reassembler.as_mut() {
-                    let held = r.bytes();
-                    let expired = r.expire(now.as_nanos());
-                    self.reassembly_bytes = self.reassembly_bytes.saturating_sub(held - r.bytes());
-                    for _ in 0..expired {
-                        f.info.counters.drops.add(DropReason::Reassembly);
-                        self.counters.drops.add(DropReason::Reassembly);
-                    }
-                    // The reassembler keeps a partial packet until strictly
-                    // after its deadline; never report a time already past.
-                    f.reassembly_deadline = r.next_deadline_ns().map(|d| {
-                        Timestamp::from_nanos(d.saturating_add(1))
-                            .max(now + Duration::from_nanos(1))
-                    });
-                } else {
-                    f.reassembly_deadline = None;
-                }
-            }
-        }
-        self.refresh_gauges();
-    }
-
     pub(super) fn refresh_gauges(&mut self) {
         let c = &mut self.counters;
         c.n_fib_entries = self.fib.len() as u64;
@@ -581,6 +517,14 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 || q.data_bytes > self.cfg.queue.max_bytes
             {
                 return Err(format!("face {} queue over bound", f.info.id));
+            }
+            // `poll_timeout` and `handle_timeout` visit only these faces.
+            let queued = !f.ready.is_empty() || !f.queues.is_empty();
+            if queued && !(f.in_active && self.active.contains(&f.info.id)) {
+                return Err(format!("face {} has output but is not active", f.info.id));
+            }
+            if f.reassembly_deadline.is_some() != self.reassembling.contains(&f.info.id) {
+                return Err(format!("face {} reassembly set out of step", f.info.id));
             }
         }
         Ok(())

@@ -25,6 +25,7 @@ pub mod pit;
 pub mod queue;
 pub mod strategy;
 mod timer_queue;
+mod timers;
 
 pub use api::{EngineConfig, EngineError, EngineEvent, Transmit};
 pub use cc_hooks::{CcFaceStatus, CcHooks, HookDequeue, IncomingLp, InterestAdmission, NoCc};
