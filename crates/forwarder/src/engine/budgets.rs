@@ -114,14 +114,10 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         let res = r.push(now.as_nanos(), face.0, lp);
         self.reassembly_bytes = self.reassembly_bytes + r.bytes() - before;
         // Partial packets live until strictly after their deadline.
-        f.reassembly_deadline = r
+        let deadline = r
             .next_deadline_ns()
             .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
-        if f.reassembly_deadline.is_some() {
-            self.reassembling.insert(face);
-        } else {
-            self.reassembling.remove(&face);
-        }
+        f.set_reassembly_deadline(deadline, &mut self.reassembling);
         res.map_err(|e| match e {
             TlvError::PacketTooLarge => DropReason::Oversized,
             TlvError::ReassemblyFull => DropReason::FaceShare,
@@ -189,16 +185,12 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             }
         }
         self.reassembly_bytes = total;
-        for (id, f) in self.faces.0.iter_mut() {
+        for f in self.faces.0.values_mut() {
             if let Some(r) = &f.reassembler {
-                f.reassembly_deadline = r
+                let deadline = r
                     .next_deadline_ns()
                     .map(|d| Timestamp::from_nanos(d.saturating_add(1)));
-                if f.reassembly_deadline.is_some() {
-                    self.reassembling.insert(*id);
-                } else {
-                    self.reassembling.remove(id);
-                }
+                f.set_reassembly_deadline(deadline, &mut self.reassembling);
             }
         }
     }

@@ -77,6 +77,22 @@ impl Face {
             ..stats
         };
     }
+
+    /// Sets the face's reassembly deadline and its membership in the
+    /// engine's `reassembling` set (the one place that keeps the two in
+    /// step; the timers visit only the faces in the set).
+    pub(super) fn set_reassembly_deadline(
+        &mut self,
+        deadline: Option<Timestamp>,
+        reassembling: &mut BTreeSet<FaceId>,
+    ) {
+        self.reassembly_deadline = deadline;
+        if deadline.is_some() {
+            reassembling.insert(self.info.id);
+        } else {
+            reassembling.remove(&self.info.id);
+        }
+    }
 }
 
 /// The face table, ordered by id (datasets list faces in id order).

@@ -106,7 +106,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
             let Some(f) = self.faces.0.get_mut(&id) else {
                 continue;
             };
-            if let Some(r) = f.reassembler.as_mut() {
+            let deadline = if let Some(r) = f.reassembler.as_mut() {
                 let held = r.bytes();
                 let expired = r.expire(now.as_nanos());
                 self.reassembly_bytes = self.reassembly_bytes.saturating_sub(held - r.bytes());
@@ -116,15 +116,13 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
                 }
                 // The reassembler keeps a partial packet until strictly
                 // after its deadline; never report a time already past.
-                f.reassembly_deadline = r.next_deadline_ns().map(|d| {
+                r.next_deadline_ns().map(|d| {
                     Timestamp::from_nanos(d.saturating_add(1)).max(now + Duration::from_nanos(1))
-                });
+                })
             } else {
-                f.reassembly_deadline = None;
-            }
-            if f.reassembly_deadline.is_none() {
-                self.reassembling.remove(&id);
-            }
+                None
+            };
+            f.set_reassembly_deadline(deadline, &mut self.reassembling);
         }
         self.refresh_gauges();
     }

@@ -157,9 +157,6 @@ impl Rib {
             .take_while(|k| k.0 <= now)
             .map(|(_, n, face, origin)| (n.clone(), *face, *origin))
             .collect();
-        if due.is_empty() {
-            return Vec::new();
-        }
         self.remove_routes(due)
     }
 
