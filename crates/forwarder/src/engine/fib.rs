@@ -1,4 +1,11 @@
 //! Forwarding Information Base: name prefix → next hops with costs.
+//!
+//! Besides the prefix table, each face keeps the set of prefixes it is a
+//! next hop of, so removing a face (an on-demand UDP face timing out, a
+//! closed connection) touches only that face's entries instead of the
+//! whole table.
+
+use std::collections::{HashMap, HashSet};
 
 use bytes::Bytes;
 
@@ -32,6 +39,8 @@ impl FibEntry {
 #[derive(Debug, Clone)]
 pub struct Fib {
     table: PrefixTable<FibEntry>,
+    /// For each face, the prefixes it is a next hop of.
+    by_face: HashMap<FaceId, HashSet<Bytes>>,
     max_nexthops: usize,
 }
 
@@ -51,6 +60,7 @@ impl Fib {
     pub fn new(max_entries: usize, max_nexthops: usize, hasher: SeededState) -> Self {
         Fib {
             table: PrefixTable::new(max_entries, hasher),
+            by_face: HashMap::new(),
             max_nexthops,
         }
     }
@@ -88,6 +98,10 @@ impl Fib {
             .nexthops
             .partition_point(|n| (n.cost, n.face.0) < (cost, face.0));
         entry.nexthops.insert(at, nh);
+        let prefixes = self.by_face.entry(face).or_default();
+        if !prefixes.contains(&prefix[..]) {
+            prefixes.insert(prefix.clone());
+        }
         Ok(())
     }
 
@@ -102,15 +116,58 @@ impl Fib {
         if entry.nexthops.is_empty() {
             self.table.remove(prefix);
         }
+        if removed {
+            if let Some(prefixes) = self.by_face.get_mut(&face) {
+                prefixes.remove(prefix);
+                if prefixes.is_empty() {
+                    self.by_face.remove(&face);
+                }
+            }
+        }
         removed
     }
 
-    /// Removes every next hop through `face` (face destroyed).
+    /// Removes every next hop through `face` (face destroyed), visiting
+    /// only the entries that name it.
     pub fn remove_face(&mut self, face: FaceId) {
-        self.table.retain(|_, e| {
-            e.nexthops.retain(|n| n.face != face);
-            !e.nexthops.is_empty()
-        });
+        let Some(prefixes) = self.by_face.remove(&face) else {
+            return;
+        };
+        for prefix in prefixes {
+            let Some(entry) = self.table.get_mut(&prefix) else {
+                continue;
+            };
+            entry.nexthops.retain(|n| n.face != face);
+            if entry.nexthops.is_empty() {
+                self.table.remove(&prefix);
+            }
+        }
+    }
+
+    /// Checks the per-face index against the table: every next hop is
+    /// indexed under its face and nothing else is (tests and
+    /// `Forwarder::check_invariants`).
+    pub fn check_index(&self) -> Result<(), String> {
+        let mut n_hops = 0;
+        for (prefix, e) in self.table.iter() {
+            for nh in &e.nexthops {
+                n_hops += 1;
+                if !self
+                    .by_face
+                    .get(&nh.face)
+                    .is_some_and(|p| p.contains(prefix))
+                {
+                    return Err(format!("FIB next hop via face {} not indexed", nh.face.0));
+                }
+            }
+        }
+        let n_indexed: usize = self.by_face.values().map(HashSet::len).sum();
+        if n_indexed != n_hops || self.by_face.values().any(HashSet::is_empty) {
+            return Err(format!(
+                "FIB face index holds {n_indexed} next hops, the table {n_hops}"
+            ));
+        }
+        Ok(())
     }
 
     /// Longest-prefix match for a name value.
@@ -183,5 +240,56 @@ mod tests {
         f.add_nexthop(&n(&["b"]), FaceId(300), 1).unwrap();
         f.remove_face(FaceId(300));
         assert!(f.is_empty());
+        f.check_index().unwrap();
+    }
+
+    proptest::proptest! {
+        /// Adds, removals and face removals in any order leave the same
+        /// next hops as a model map, and the per-face index in step.
+        #[test]
+        fn face_index_tracks_the_table(ops in proptest::collection::vec((0u8..4, 0usize..4, 300u64..304, 0u64..3), 1..60)) {
+            use std::collections::BTreeMap;
+            let names = [n(&["a"]), n(&["a", "b"]), n(&["c"]), n(&[])];
+            let mut f = Fib::new(3, 2, SeededState::new(7));
+            let mut model: BTreeMap<(Vec<u8>, u64), u64> = BTreeMap::new();
+            for (op, ni, face, cost) in ops {
+                let prefix = &names[ni];
+                match op {
+                    0 | 1 => {
+                        let at_prefix = model.keys().filter(|k| k.0 == prefix[..]).count();
+                        let known = model.contains_key(&(prefix.to_vec(), face));
+                        let n_prefixes = model.keys().map(|k| &k.0).collect::<std::collections::BTreeSet<_>>().len();
+                        let r = f.add_nexthop(prefix, FaceId(face), cost);
+                        let want = if known || (at_prefix > 0 && at_prefix < 2) || (at_prefix == 0 && n_prefixes < 3) {
+                            Ok(())
+                        } else if at_prefix == 0 {
+                            Err(FibError::Full)
+                        } else {
+                            Err(FibError::TooManyNextHops)
+                        };
+                        proptest::prop_assert_eq!(r, want);
+                        if r.is_ok() {
+                            model.insert((prefix.to_vec(), face), cost);
+                        }
+                    }
+                    2 => {
+                        let had = model.remove(&(prefix.to_vec(), face)).is_some();
+                        proptest::prop_assert_eq!(f.remove_nexthop(prefix, FaceId(face)), had);
+                    }
+                    _ => {
+                        f.remove_face(FaceId(face));
+                        model.retain(|k, _| k.1 != face);
+                    }
+                }
+                f.check_index().map_err(proptest::test_runner::TestCaseError::fail)?;
+                let mut got: BTreeMap<(Vec<u8>, u64), u64> = BTreeMap::new();
+                for (k, e) in f.iter() {
+                    for nh in e.nexthops() {
+                        got.insert((k.to_vec(), nh.face.0), nh.cost);
+                    }
+                }
+                proptest::prop_assert_eq!(got, model.clone());
+            }
+        }
     }
 }

@@ -519,6 +519,7 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         if self.cs.len() > self.cfg.cs_max_packets || self.cs.bytes() > self.cfg.cs_max_bytes {
             return Err("CS over bound".into());
         }
+        self.fib.check_index()?;
         if self.dnl.len() > self.cfg.dead_nonce_max {
             return Err("DNL over bound".into());
         }

@@ -8,9 +8,11 @@
 //! the earliest expiry (asked for at every turn of the daemon's loop, as
 //! part of its next deadline) and the expired routes are found without
 //! walking the whole RIB: a scan per turn made every forwarded packet cost
-//! time in proportion to the routes installed.
+//! time in proportion to the routes installed. For the same reason each
+//! face keeps the keys of its routes, so a face that goes away costs time
+//! in proportion to its own routes.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 
 use cc_core::Timestamp;
@@ -68,6 +70,22 @@ pub enum RibError {
     FibRefused,
 }
 
+/// Drops (prefix, origin) from `face`'s routes, and the face's set with
+/// its last route.
+fn unindex_face(
+    by_face: &mut HashMap<u64, BTreeSet<(Name, u64)>>,
+    name: &Name,
+    face: u64,
+    origin: u64,
+) {
+    if let Some(keys) = by_face.get_mut(&face) {
+        keys.remove(&(name.clone(), origin));
+        if keys.is_empty() {
+            by_face.remove(&face);
+        }
+    }
+}
+
 /// A route in the expiry index: (expiry, prefix, face, origin).
 type ExpiryKey = (Timestamp, Name, u64, u64);
 
@@ -78,6 +96,8 @@ pub struct Rib {
     installed: BTreeMap<Name, Vec<(u64, u64)>>,
     /// Every route with an expiry, earliest first.
     expiries: BTreeSet<ExpiryKey>,
+    /// For each face, its routes as (prefix, origin).
+    by_face: HashMap<u64, BTreeSet<(Name, u64)>>,
     n_routes: usize,
     max_routes: usize,
 }
@@ -126,6 +146,10 @@ impl Rib {
             }
             routes.push(route);
             self.n_routes += 1;
+            self.by_face
+                .entry(route.face)
+                .or_default()
+                .insert((prefix.clone(), route.origin));
         }
         if let Some(t) = route.expires {
             self.expiries
@@ -139,9 +163,17 @@ impl Rib {
         self.remove_routes(vec![(prefix.clone(), face, origin)])
     }
 
-    /// Removes every route via `face` (the face went away).
+    /// Removes every route via `face` (the face went away), touching only
+    /// that face's routes.
     pub fn remove_face(&mut self, face: u64) -> Vec<FibUpdate> {
-        self.remove_where(|_, r| r.face == face)
+        let keys = self
+            .by_face
+            .remove(&face)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, origin)| (name, face, origin))
+            .collect();
+        self.remove_routes(keys)
     }
 
     /// Removes every route of `origin` (used to replace static routes on reload).
@@ -194,6 +226,7 @@ impl Rib {
             if let Some(t) = r.expires {
                 self.expiries.remove(&(t, name.clone(), face, origin));
             }
+            unindex_face(&mut self.by_face, &name, face, origin);
             if routes.is_empty() {
                 self.entries.remove(&name);
             }
@@ -208,12 +241,16 @@ impl Rib {
     fn remove_where(&mut self, pred: impl Fn(&Name, &Route) -> bool) -> Vec<FibUpdate> {
         let mut touched = Vec::new();
         let expiries = &mut self.expiries;
+        let by_face = &mut self.by_face;
         for (name, routes) in self.entries.iter_mut() {
             let before = routes.len();
             routes.retain(|r| {
                 let gone = pred(name, r);
-                if let (true, Some(t)) = (gone, r.expires) {
-                    expiries.remove(&(t, name.clone(), r.face, r.origin));
+                if gone {
+                    if let Some(t) = r.expires {
+                        expiries.remove(&(t, name.clone(), r.face, r.origin));
+                    }
+                    unindex_face(by_face, name, r.face, r.origin);
                 }
                 !gone
             });
@@ -224,6 +261,31 @@ impl Rib {
         }
         self.entries.retain(|_, r| !r.is_empty());
         self.recompute_touched(touched)
+    }
+
+    /// Checks the expiry and face indexes against the routes (tests).
+    #[cfg(test)]
+    fn check_indexes(&self) -> Result<(), String> {
+        let mut expiries = BTreeSet::new();
+        let mut by_face: HashMap<u64, BTreeSet<(Name, u64)>> = HashMap::new();
+        for (name, routes) in &self.entries {
+            for r in routes {
+                if let Some(t) = r.expires {
+                    expiries.insert((t, name.clone(), r.face, r.origin));
+                }
+                by_face
+                    .entry(r.face)
+                    .or_default()
+                    .insert((name.clone(), r.origin));
+            }
+        }
+        if expiries != self.expiries {
+            return Err("expiry index out of step".into());
+        }
+        if by_face != self.by_face {
+            return Err("face index out of step".into());
+        }
+        Ok(())
     }
 
     /// Recomputes the FIB under each touched name, given in canonical
@@ -439,20 +501,21 @@ mod tests {
         /// Applying the returned updates to a model FIB always yields exactly
         /// the next hops recomputed from scratch.
         #[test]
-        fn updates_track_full_recompute(ops in proptest::collection::vec((0u8..6, 0usize..4, 256u64..259, 0u64..3, 0u64..8), 1..40)) {
+        fn updates_track_full_recompute(ops in proptest::collection::vec((0u8..7, 0usize..4, 256u64..259, 0u64..3, 0u64..8), 1..40)) {
             let names = ["/", "/a", "/a/b", "/c"];
             let mut rib = Rib::new(1000);
             let mut fib: BTreeMap<(Name, u64), u64> = BTreeMap::new();
             let mut now = 0u64;
             for (op, ni, face, origin, x) in ops {
                 let name = n(names[ni]);
-                // Routes with and without expiry, removals by key, by face
-                // and by expiry; the clock only moves forward.
+                // Routes with and without expiry, removals by key, by face,
+                // by origin and by expiry; the clock only moves forward.
                 let expires = (x >= 4).then(|| Timestamp::from_millis(now + 10 * x));
                 let ups = match op {
                     0 | 1 => rib.insert(name, Route { face, origin, cost: origin, flags: x & 3, expires }).unwrap(),
                     2 => rib.remove_face(face),
                     3 => rib.remove(&name, face, origin),
+                    6 => rib.remove_origin(origin),
                     _ => {
                         now += 10 * x;
                         rib.expire(Timestamp::from_millis(now))
@@ -469,8 +532,9 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(&rib.expiries, &want);
+                rib.check_indexes().map_err(proptest::test_runner::TestCaseError::fail)?;
                 prop_assert_eq!(rib.next_expiry(), want.first().map(|k| k.0));
-                if op >= 4 {
+                if op == 4 || op == 5 {
                     prop_assert!(rib.next_expiry().is_none_or(|t| t > Timestamp::from_millis(now)));
                 }
                 for u in ups {
