@@ -94,6 +94,9 @@ ROWS = [
     ("W11", "wincm", "prompt_reentry", "false",
      ["dumbbell", "arrival", "diamond", "ccc_fig1", "wincm_multipath",
       "mircc_fig8", "greedy", "qsccp_classes", "abilene"], ""),
+    ("W14", "wincm", "standing_reentry", "false",
+     ["dumbbell", "arrival", "diamond", "ccc_fig1", "wincm_multipath",
+      "mircc_fig8", "greedy", "qsccp_classes", "abilene"], ""),
 ]
 
 # The "Every scheme under both profiles" table (multicast scenarios apart).

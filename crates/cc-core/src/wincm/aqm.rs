@@ -15,6 +15,29 @@
 //! under it all the time on a real link, and re-arming on every dip cost
 //! the namespace testbed 5-9 points of utilisation that virtual time did
 //! not show (7 of 14 points agreed; 14 of 14 with the emptied rule).
+//!
+//! Re-entry on the flow's own drain under a standing queue
+//! ([`MultiMarkConfig::standing_reentry`], tuned profile, W14 in
+//! docs/deviations.md): on a flow-queued face (W6) the emptied queue that
+//! re-arms prompt re-entry is the face's, every flow's Data together. When
+//! the flows' windows at their floors hold more Data than the path, the
+//! face never empties, so each flow's marker waited a whole interval above
+//! target before every episode, while its window grew by one Interest per
+//! unmarked Data at a window of one (ten 8 KB flows on 2 Mbit/s at 10 ms:
+//! windows 1.0-3.3, 516 ms of p95 queue against a floor of 345; with this
+//! rule every window 1.0, 290 ms). Once the
+//! face's queue stands ([`StandingQueue`]: CoDel's test, no Data left at or
+//! under target and the face never emptied to one Data for a whole
+//! interval), a flow's
+//! own queue emptying (at most one of its Data behind) shows that flow's
+//! cuts arrived, and re-arms its prompt re-entry; an episode that ends
+//! while the flow's Data still wait above target then re-enters at once.
+//! While some Data leave under target (a flow below its share, served in
+//! its turn) the queue is not standing, and the rule is W11's: a flow
+//! whose own queue is empty is not marked for the round of other flows'
+//! Data it waited behind (without the standing test, ten 1200 B flows on
+//! 10 Mbit/s at 150 ms left a flow at 0.49 of its share, and the envelope
+//! grid lost as many points as it gained).
 
 use crate::time::{Duration, Timestamp};
 
@@ -46,6 +69,12 @@ pub struct MultiMarkConfig {
     /// docs/deviations.md); `[cc.wincm] mtu_excuse_one_packet = true`
     /// for single-path links with large Data.
     pub mtu_excuse_one_packet: bool,
+    /// Per-flow markers: while the face's queue stands, the flow's own
+    /// queue emptying re-arms prompt re-entry, and an episode that ends
+    /// with the flow's Data still above target re-enters at once (module
+    /// doc) [D]. Off: only the face's queue emptying re-arms it (W11);
+    /// without prompt re-entry it has no effect.
+    pub standing_reentry: bool,
 }
 
 impl Default for MultiMarkConfig {
@@ -55,6 +84,7 @@ impl Default for MultiMarkConfig {
             interval: Duration::from_millis(100),
             prompt_reentry: true,
             mtu_excuse_one_packet: false,
+            standing_reentry: true,
         }
     }
 }
@@ -67,6 +97,7 @@ impl MultiMarkConfig {
             interval: Duration::from_millis(110),
             prompt_reentry: false,
             mtu_excuse_one_packet: false,
+            standing_reentry: false,
         }
     }
 
@@ -133,6 +164,31 @@ impl MultiMarkCodel {
     /// (nearly) emptied behind this packet: only that counts as the drain
     /// that re-arms prompt re-entry.
     pub fn on_dequeue_emptied(&mut self, now: Timestamp, sojourn: Duration, emptied: bool) -> bool {
+        self.dequeue(now, sojourn, emptied, false)
+    }
+
+    /// [`Self::on_dequeue_emptied`] for a per-flow marker on a flow-queued
+    /// face: `flow_emptied`, at most one packet of this flow is left
+    /// behind; `standing`, the face's queue stands ([`StandingQueue`]).
+    /// With [`MultiMarkConfig::standing_reentry`] and a standing queue, the
+    /// flow's own drain re-arms prompt re-entry, and an episode that ends
+    /// while this packet waited above target re-enters at once.
+    pub fn on_dequeue_flow(
+        &mut self,
+        now: Timestamp,
+        sojourn: Duration,
+        emptied: bool,
+        flow_emptied: bool,
+        standing: bool,
+    ) -> bool {
+        let own = self.cfg.standing_reentry && standing;
+        if own && flow_emptied && self.last_stop.is_some_and(|t| now > t) {
+            self.drained = true;
+        }
+        self.dequeue(now, sojourn, emptied, own)
+    }
+
+    fn dequeue(&mut self, now: Timestamp, sojourn: Duration, emptied: bool, reopen: bool) -> bool {
         if sojourn <= self.cfg.target {
             self.first_above = None;
             self.over_interval = false;
@@ -172,7 +228,14 @@ impl MultiMarkCodel {
             // End of the episode: re-arm detection.
             self.over_interval = false;
             self.first_above = None;
-            return false;
+            if !(reopen && sojourn > self.cfg.target && self.reenters(now)) {
+                return false;
+            }
+            // The flow's own queue emptied under a standing queue and its
+            // Data still wait above target: the next episode at once.
+            self.first_above = Some(now);
+            self.first_sojourn = sojourn;
+            self.open_episode(now, now + sojourn.saturating_sub(self.cfg.target));
         }
         if now >= self.next_marking {
             self.next_marking = now;
@@ -243,6 +306,38 @@ impl MultiMarkCodel {
     /// Counters.
     pub fn stats(&self) -> MultiMarkStats {
         self.stats
+    }
+}
+
+/// CoDel's standing-queue test on a whole face, for the per-flow markers
+/// of a flow-queued face ([`MultiMarkConfig::standing_reentry`]): the queue
+/// stands once no Data has left at or under target, and the face has not
+/// emptied (at most one Data left behind a departing one: CoDel's MTU
+/// rule, W11's drain), for a whole interval. Per flow a Data's sojourn
+/// includes the other flows' turns, so no single flow's marker can tell
+/// this.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StandingQueue {
+    /// Last Data that left at or under target, or left the face empty
+    /// (a face that never did has stood since it came up).
+    last_low: Timestamp,
+}
+
+impl StandingQueue {
+    /// A Data left after `sojourn`, `face_emptied` when at most one packet
+    /// is queued behind it on the face; whether the queue stands (`cfg`'s
+    /// target and interval).
+    pub fn on_dequeue(
+        &mut self,
+        cfg: &MultiMarkConfig,
+        now: Timestamp,
+        sojourn: Duration,
+        face_emptied: bool,
+    ) -> bool {
+        if sojourn <= cfg.target || face_emptied {
+            self.last_low = now;
+        }
+        now.saturating_since(self.last_low) > cfg.interval
     }
 }
 
@@ -400,6 +495,64 @@ mod tests {
         assert!(q2.is_idle(ms(300 + 1_700)));
         assert!(!q2.on_dequeue(ms(300 + 1_700), d(20)));
         assert_eq!(q2.stats().episodes, 1);
+    }
+
+    /// The face's queue stands once an interval has passed with no Data
+    /// at or under target and the face never emptied; either resets it.
+    #[test]
+    fn a_queue_stands_after_an_interval_without_a_low_dequeue() {
+        let cfg = MultiMarkConfig::default();
+        let ms = Timestamp::from_millis;
+        let d = Duration::from_millis;
+        let mut q = StandingQueue::default();
+        assert!(!q.on_dequeue(&cfg, ms(50), d(1), false));
+        assert!(!q.on_dequeue(&cfg, ms(150), d(40), false));
+        assert!(q.on_dequeue(&cfg, ms(151), d(40), false));
+        assert!(!q.on_dequeue(&cfg, ms(152), d(5), false), "at target");
+        assert!(q.on_dequeue(&cfg, ms(253), d(40), false));
+        assert!(
+            !q.on_dequeue(&cfg, ms(254), d(40), true),
+            "the face emptied"
+        );
+    }
+
+    /// W14: after an episode, a Data of a flow whose own queue emptied,
+    /// waiting above target behind a standing queue, opens an episode at
+    /// once; without the standing queue, with the flow's Data still
+    /// queued behind it, or in the paper profile, the next episode waits
+    /// a whole interval (the face's queue never emptied).
+    #[test]
+    fn a_flows_own_drain_rearms_reentry_under_a_standing_queue() {
+        let ms = Timestamp::from_millis;
+        let d = Duration::from_millis;
+        // (flow emptied, standing): marks of a flow whose Data keep
+        // waiting 40 ms from 200 ms to 300 ms, the face never emptied.
+        let run = |q: &mut MultiMarkCodel, flow_emptied: bool, standing: bool| {
+            (200..=300)
+                .filter(|&t| q.on_dequeue_flow(ms(t), d(40), false, flow_emptied, standing))
+                .collect::<Vec<u64>>()
+        };
+        // First episode from 101 ms to 120 ms; at 200 ms it re-enters for
+        // the 35 ms above target, and while the Data still wait above
+        // target each episode that ends re-enters at once: every one of
+        // them is marked.
+        let marks = run(&mut after_one_episode(), true, true);
+        assert_eq!(marks, (200..=300).collect::<Vec<_>>());
+        let mut q = after_one_episode();
+        assert!(q.on_dequeue_flow(ms(200), d(40), false, true, true));
+        assert!(q.on_dequeue_flow(ms(236), d(40), false, true, true));
+        assert_eq!(q.stats().episodes, 3);
+        assert!(run(&mut after_one_episode(), true, false).is_empty());
+        assert!(run(&mut after_one_episode(), false, true).is_empty());
+        let off = MultiMarkConfig {
+            standing_reentry: false,
+            ..MultiMarkConfig::default()
+        };
+        let mut q = MultiMarkCodel::new(off);
+        for t in 0..=110 {
+            q.on_dequeue_emptied(ms(t), d(20), false);
+        }
+        assert!(run(&mut q, true, true).is_empty());
     }
 
     proptest! {

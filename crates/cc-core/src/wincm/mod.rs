@@ -48,7 +48,7 @@ mod bic;
 pub mod consumer;
 pub mod forwarding;
 
-pub use aqm::{MultiMarkCodel, MultiMarkConfig};
+pub use aqm::{MultiMarkCodel, MultiMarkConfig, StandingQueue};
 pub use bic::BicConfig;
 pub use consumer::{WincmConsumer, WincmConsumerConfig};
 pub use forwarding::{for_weight, UiwConfig, UiwTable};

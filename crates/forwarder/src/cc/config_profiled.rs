@@ -456,6 +456,11 @@ pub struct WincmParams {
     /// both profiles; cc-core
     /// `MultiMarkConfig::mtu_excuse_one_packet`, W13 in docs/deviations.md).
     pub mtu_excuse_one_packet: bool,
+    /// Per-flow markers: while the face's queue stands, a flow's own queue
+    /// emptying re-arms prompt re-entry, and an episode that ends with the
+    /// flow's Data still above target re-enters at once (tuned; cc-core
+    /// `MultiMarkConfig::standing_reentry`, W14 in docs/deviations.md).
+    pub standing_reentry: bool,
     /// UIW decrease per marked Data (tuned 1.1, paper 1.5; see cc-core
     /// `wincm::forwarding`).
     pub d: f64,
@@ -481,6 +486,7 @@ impl WincmParams {
             interval_ms: m.interval.as_millis() as u64,
             prompt_reentry: m.prompt_reentry,
             mtu_excuse_one_packet: m.mtu_excuse_one_packet,
+            standing_reentry: m.standing_reentry,
             d: u.d,
             prefer_unsaturated: u.prefer_unsaturated,
             flow_queues: profile == Profile::Tuned,
@@ -496,6 +502,7 @@ profiled_params!(
         interval_ms: u64,
         prompt_reentry: bool,
         mtu_excuse_one_packet: bool,
+        standing_reentry: bool,
         d: f64,
         prefer_unsaturated: bool,
         flow_queues: bool,
@@ -559,6 +566,7 @@ mod tests {
         );
         assert!(!paper.wincm.prompt_reentry && tuned.wincm.prompt_reentry);
         assert!(!paper.wincm.mtu_excuse_one_packet && !tuned.wincm.mtu_excuse_one_packet);
+        assert!(!paper.wincm.standing_reentry && tuned.wincm.standing_reentry);
         assert!(toml::from_str::<CcConfig>("[wincm]\nprofile = \"paper\"\nbeta = 4\n").is_err());
     }
 

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use cc_core::codel::{CodelConfig, CodelMarker};
-use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig};
+use cc_core::wincm::{MultiMarkCodel, MultiMarkConfig, StandingQueue};
 use cc_core::{Duration, Timestamp};
 
 use crate::engine::QueueView;
@@ -43,14 +43,19 @@ impl Marker {
         }
     }
 
+    /// `flow_backlog`: on a flow-queued face, the bytes of this packet's
+    /// flow left behind; `standing`: the face's queue stands
+    /// (`StandingQueue`).
+    #[allow(clippy::too_many_arguments)]
     fn on_dequeue(
         &mut self,
         now: Timestamp,
         sojourn: Duration,
         backlog_bytes: usize,
         packet_bytes: usize,
-        per_flow: bool,
+        flow_backlog: Option<usize>,
         capacity_bps: Option<u64>,
+        standing: bool,
     ) -> bool {
         match self {
             Marker::Codel(c) => {
@@ -68,12 +73,16 @@ impl Marker {
                 let emptied = backlog_bytes <= packet_bytes;
                 // Within one packet's time of the link (W13).
                 let excused = emptied && m.mtu_excused(sojourn, packet_bytes, capacity_bps);
-                let s = if per_flow && excused {
+                let s = if flow_backlog.is_some() && excused {
                     Duration::ZERO
                 } else {
                     sojourn
                 };
-                m.on_dequeue_emptied(now, s, emptied)
+                match flow_backlog {
+                    // The flow's own queue emptied: its cuts arrived (W14).
+                    Some(fb) => m.on_dequeue_flow(now, s, emptied, fb <= packet_bytes, standing),
+                    None => m.on_dequeue_emptied(now, s, emptied),
+                }
             }
         }
     }
@@ -109,6 +118,8 @@ pub(crate) struct FaceMarker {
     flows: BTreeMap<u32, Marker>,
     /// Counters of per-flow markers already dropped.
     retired: (u64, u64),
+    /// Whether the face's queue stands (WinCM's per-flow markers, W14).
+    standing: StandingQueue,
 }
 
 impl FaceMarker {
@@ -118,6 +129,7 @@ impl FaceMarker {
             whole: Marker::new(law),
             flows: BTreeMap::new(),
             retired: (0, 0),
+            standing: StandingQueue::default(),
         }
     }
 
@@ -129,6 +141,15 @@ impl FaceMarker {
         packet_bytes: usize,
         view: &QueueView,
     ) -> bool {
+        // WinCM: whether the face's queue stands (W14), emptied as W11
+        // and CoDel's MTU rule read it (at most one packet behind).
+        let standing = match self.law {
+            MarkerLaw::MultiMark(c) => {
+                self.standing
+                    .on_dequeue(&c, now, sojourn, view.stats.data_bytes <= packet_bytes)
+            }
+            MarkerLaw::Codel(_) => false,
+        };
         match view.flow {
             Some(flow) => {
                 let law = self.law;
@@ -140,8 +161,9 @@ impl FaceMarker {
                         sojourn,
                         view.stats.data_bytes,
                         packet_bytes,
-                        true,
+                        Some(flow.backlog_bytes),
                         view.capacity_bps,
+                        standing,
                     )
             }
             None => self.whole.on_dequeue(
@@ -149,8 +171,9 @@ impl FaceMarker {
                 sojourn,
                 view.stats.data_bytes,
                 packet_bytes,
-                false,
+                None,
                 view.capacity_bps,
+                standing,
             ),
         }
     }
@@ -279,7 +302,10 @@ mod tests {
                 ..QueueStats::default()
             },
             capacity_bps,
-            flow: flow.map(|bucket| DataFlow { bucket }),
+            flow: flow.map(|bucket| DataFlow {
+                bucket,
+                backlog_bytes: 0,
+            }),
         }
     }
 
@@ -336,6 +362,46 @@ mod tests {
             let on_idle = marks(law, d, 8000, 8000, cap);
             assert!(on_busy > 0 && on_idle == 0, "{law:?}: {on_busy} {on_idle}");
         }
+    }
+
+    /// Marks on two WinCM flows whose own queues are empty but whose Data
+    /// wait 40 ms behind a face queue of 40 kB, one Data every 10 ms for
+    /// 2 s; every `low_every`-th Data leaves at target instead.
+    fn two_flows_behind_a_face_queue(cfg: MultiMarkConfig, low_every: u64) -> u64 {
+        let mut m = FaceMarker::new(MarkerLaw::MultiMark(cfg));
+        (0..200u64)
+            .map(|k| {
+                let v = view_on(Some(1 + (k % 2) as u32), 40_000, Some(2_000_000));
+                let d = if low_every > 0 && k % low_every == 0 {
+                    5
+                } else {
+                    40
+                };
+                let now = Timestamp::from_millis(10 * k);
+                u64::from(m.on_dequeue(now, Duration::from_millis(d), 1200, &v))
+            })
+            .sum()
+    }
+
+    /// W14: while the face's queue stands, a flow whose own queue is empty
+    /// is marked on every Data that waited above target once its first
+    /// episode has run; with W14 off, or while some Data leave at target
+    /// (no standing queue), each episode waits an interval again.
+    #[test]
+    fn a_standing_face_queue_lets_a_flows_own_drain_rearm_its_episodes() {
+        let on = MultiMarkConfig::default();
+        let off = MultiMarkConfig {
+            standing_reentry: false,
+            ..on
+        };
+        let with = two_flows_behind_a_face_queue(on, 0);
+        let without = two_flows_behind_a_face_queue(off, 0);
+        assert!(
+            with >= 170 && without < 120,
+            "with {with} without {without}"
+        );
+        let not_standing = two_flows_behind_a_face_queue(on, 7);
+        assert_eq!(not_standing, two_flows_behind_a_face_queue(off, 7));
     }
 
     /// WinCM with W13 (off by default): the MTU rule excuses the wait behind one packet, not

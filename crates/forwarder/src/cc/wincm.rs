@@ -34,6 +34,7 @@ impl Wincm {
                 interval: Duration::from_millis(cfg.wincm.interval_ms.max(1)),
                 prompt_reentry: cfg.wincm.prompt_reentry,
                 mtu_excuse_one_packet: cfg.wincm.mtu_excuse_one_packet,
+                standing_reentry: cfg.wincm.standing_reentry,
             })),
             ids: Vec::new(),
             per_fib_prefix: cfg.wincm.uiw_per_fib_prefix,

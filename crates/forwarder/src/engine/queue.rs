@@ -106,6 +106,9 @@ pub struct QueueView {
 pub struct DataFlow {
     /// Flow bucket (hash of the name without its last component).
     pub bucket: u32,
+    /// Bytes of this flow still queued after the packet left (per-flow
+    /// markers: whether the flow's own queue emptied).
+    pub backlog_bytes: usize,
 }
 
 /// Flow buckets of a flow-queued face (RFC 8290's default).
@@ -143,7 +146,10 @@ impl DataQueue {
         match self {
             DataQueue::Fifo(q) => q.pop_front(),
             DataQueue::Flows(q) => q.pop().map(|p| {
-                *flow = Some(DataFlow { bucket: p.flow });
+                *flow = Some(DataFlow {
+                    bucket: p.flow,
+                    backlog_bytes: p.flow_backlog_bytes,
+                });
                 p.item
             }),
         }
