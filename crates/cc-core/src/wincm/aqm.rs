@@ -182,8 +182,8 @@ impl MultiMarkCodel {
         standing: bool,
     ) -> bool {
         let own = self.cfg.standing_reentry && standing;
-        if own && flow_emptied && self.last_stop.is_some_and(|t| now > t) {
-            self.drained = true;
+        if own && flow_emptied {
+            self.note_drain(now);
         }
         self.dequeue(now, sojourn, emptied, own)
     }
@@ -192,18 +192,14 @@ impl MultiMarkCodel {
         if sojourn <= self.cfg.target {
             self.first_above = None;
             self.over_interval = false;
-            if self.last_stop.is_some_and(|t| now > t) && emptied {
-                self.drained = true;
+            if emptied {
+                self.note_drain(now);
             }
         } else {
             match self.first_above {
-                None if self.reenters(now) => {
-                    // The last episode's cuts emptied the queue and it
-                    // rises again: mark its excess at once.
-                    self.first_above = Some(now);
-                    self.first_sojourn = sojourn;
-                    self.open_episode(now, now + sojourn.saturating_sub(self.cfg.target));
-                }
+                // The last episode's cuts emptied the queue and it rises
+                // again: mark its excess at once.
+                None if self.reenters(now) => self.reenter(now, sojourn),
                 None => {
                     self.first_above = Some(now);
                     self.first_sojourn = sojourn;
@@ -233,9 +229,7 @@ impl MultiMarkCodel {
             }
             // The flow's own queue emptied under a standing queue and its
             // Data still wait above target: the next episode at once.
-            self.first_above = Some(now);
-            self.first_sojourn = sojourn;
-            self.open_episode(now, now + sojourn.saturating_sub(self.cfg.target));
+            self.reenter(now, sojourn);
         }
         if now >= self.next_marking {
             self.next_marking = now;
@@ -243,6 +237,21 @@ impl MultiMarkCodel {
             return true;
         }
         false
+    }
+
+    /// The queue drained after the last episode ended: the next rise may
+    /// re-enter at once.
+    fn note_drain(&mut self, now: Timestamp) {
+        if self.last_stop.is_some_and(|t| now > t) {
+            self.drained = true;
+        }
+    }
+
+    /// Opens an episode at once that marks the delay above target.
+    fn reenter(&mut self, now: Timestamp, sojourn: Duration) {
+        self.first_above = Some(now);
+        self.first_sojourn = sojourn;
+        self.open_episode(now, now + sojourn.saturating_sub(self.cfg.target));
     }
 
     /// Starts marking at `now` until `stop`.

@@ -29,6 +29,15 @@ pub(crate) enum MarkerLaw {
     MultiMark(MultiMarkConfig),
 }
 
+/// A Data dequeued from a flow-queued face, for its flow's marker.
+#[derive(Debug, Clone, Copy)]
+struct FlowDequeue {
+    /// Bytes of the flow still queued behind it.
+    backlog_bytes: usize,
+    /// The face's queue stands (`StandingQueue`, W14).
+    standing: bool,
+}
+
 #[derive(Debug, Clone)]
 enum Marker {
     Codel(CodelMarker),
@@ -43,19 +52,16 @@ impl Marker {
         }
     }
 
-    /// `flow_backlog`: on a flow-queued face, the bytes of this packet's
-    /// flow left behind; `standing`: the face's queue stands
-    /// (`StandingQueue`).
-    #[allow(clippy::too_many_arguments)]
+    /// `flow`: on a flow-queued face, what the per-flow marker reads
+    /// besides the face's backlog.
     fn on_dequeue(
         &mut self,
         now: Timestamp,
         sojourn: Duration,
         backlog_bytes: usize,
         packet_bytes: usize,
-        flow_backlog: Option<usize>,
         capacity_bps: Option<u64>,
-        standing: bool,
+        flow: Option<FlowDequeue>,
     ) -> bool {
         match self {
             Marker::Codel(c) => {
@@ -73,14 +79,20 @@ impl Marker {
                 let emptied = backlog_bytes <= packet_bytes;
                 // Within one packet's time of the link (W13).
                 let excused = emptied && m.mtu_excused(sojourn, packet_bytes, capacity_bps);
-                let s = if flow_backlog.is_some() && excused {
+                let s = if flow.is_some() && excused {
                     Duration::ZERO
                 } else {
                     sojourn
                 };
-                match flow_backlog {
+                match flow {
                     // The flow's own queue emptied: its cuts arrived (W14).
-                    Some(fb) => m.on_dequeue_flow(now, s, emptied, fb <= packet_bytes, standing),
+                    Some(f) => m.on_dequeue_flow(
+                        now,
+                        s,
+                        emptied,
+                        f.backlog_bytes <= packet_bytes,
+                        f.standing,
+                    ),
                     None => m.on_dequeue_emptied(now, s, emptied),
                 }
             }
@@ -142,7 +154,9 @@ impl FaceMarker {
         view: &QueueView,
     ) -> bool {
         // WinCM: whether the face's queue stands (W14), emptied as W11
-        // and CoDel's MTU rule read it (at most one packet behind).
+        // and CoDel's MTU rule read it (at most one packet behind). Fed
+        // every Data the face sends, priority Data too; only per-flow
+        // markers read it.
         let standing = match self.law {
             MarkerLaw::MultiMark(c) => {
                 self.standing
@@ -161,9 +175,11 @@ impl FaceMarker {
                         sojourn,
                         view.stats.data_bytes,
                         packet_bytes,
-                        Some(flow.backlog_bytes),
                         view.capacity_bps,
-                        standing,
+                        Some(FlowDequeue {
+                            backlog_bytes: flow.backlog_bytes,
+                            standing,
+                        }),
                     )
             }
             None => self.whole.on_dequeue(
@@ -171,9 +187,8 @@ impl FaceMarker {
                 sojourn,
                 view.stats.data_bytes,
                 packet_bytes,
-                None,
                 view.capacity_bps,
-                standing,
+                None,
             ),
         }
     }

@@ -98,10 +98,7 @@ impl Fib {
             .nexthops
             .partition_point(|n| (n.cost, n.face.0) < (cost, face.0));
         entry.nexthops.insert(at, nh);
-        let prefixes = self.by_face.entry(face).or_default();
-        if !prefixes.contains(&prefix[..]) {
-            prefixes.insert(prefix.clone());
-        }
+        self.by_face.entry(face).or_default().insert(prefix.clone());
         Ok(())
     }
 

@@ -238,29 +238,20 @@ impl Rib {
         self.recompute_touched(touched)
     }
 
+    /// Removes the routes `pred` picks (a walk over every route: only
+    /// for removals by origin, on a configuration reload).
     fn remove_where(&mut self, pred: impl Fn(&Name, &Route) -> bool) -> Vec<FibUpdate> {
-        let mut touched = Vec::new();
-        let expiries = &mut self.expiries;
-        let by_face = &mut self.by_face;
-        for (name, routes) in self.entries.iter_mut() {
-            let before = routes.len();
-            routes.retain(|r| {
-                let gone = pred(name, r);
-                if gone {
-                    if let Some(t) = r.expires {
-                        expiries.remove(&(t, name.clone(), r.face, r.origin));
-                    }
-                    unindex_face(by_face, name, r.face, r.origin);
-                }
-                !gone
-            });
-            if routes.len() != before {
-                self.n_routes -= before - routes.len();
-                touched.push(name.clone());
-            }
-        }
-        self.entries.retain(|_, r| !r.is_empty());
-        self.recompute_touched(touched)
+        let keys = self
+            .entries
+            .iter()
+            .flat_map(|(name, routes)| {
+                routes
+                    .iter()
+                    .filter(|r| pred(name, r))
+                    .map(|r| (name.clone(), r.face, r.origin))
+            })
+            .collect();
+        self.remove_routes(keys)
     }
 
     /// Checks the expiry and face indexes against the routes (tests).
