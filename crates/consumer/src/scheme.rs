@@ -75,6 +75,10 @@ pub struct SchemeOptions {
     /// `--ccc-min-pace`: the lowest pace CCC's consumer falls to, Interests/s
     /// (the profile's: tuned 1, paper 0).
     pub ccc_min_pace_ips: Option<f64>,
+    /// `--wincm-hold-after-cut`: in WinCM's congestion state, Data whose
+    /// Interests left before the last cut add nothing (the profile's: off
+    /// in both; W15 in docs/deviations.md).
+    pub wincm_hold_after_cut: Option<bool>,
 }
 
 /// What a window law may keep in flight without `--max-outstanding`
@@ -121,6 +125,7 @@ impl Default for SchemeOptions {
             profile: Profile::Tuned,
             ccc_initial_window: None,
             ccc_min_pace_ips: None,
+            wincm_hold_after_cut: None,
         }
     }
 }
@@ -274,6 +279,7 @@ impl SchemeOptions {
                     path_window_floor,
                     disable_cwa: self.disable_cwa,
                     rtt: self.rtt,
+                    hold_after_cut: self.wincm_hold_after_cut.unwrap_or(w.hold_after_cut),
                     ..w
                 }
             },

@@ -134,6 +134,11 @@ struct Args {
     /// (profile's: tuned 1; 0 as the paper).
     #[arg(long, value_name = "IPS")]
     ccc_min_pace: Option<f64>,
+    /// WinCM: in the congestion state, Data whose Interests left before
+    /// the last cut add nothing to the window (off in both profiles;
+    /// docs/deviations.md W15).
+    #[arg(long, value_name = "BOOL")]
+    wincm_hold_after_cut: Option<bool>,
     /// Set MustBeFresh on segment Interests.
     #[arg(short, long)]
     fresh: bool,
@@ -357,6 +362,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         profile: args.profile,
         ccc_initial_window: args.ccc_initial_window,
         ccc_min_pace_ips: args.ccc_min_pace,
+        wincm_hold_after_cut: args.wincm_hold_after_cut,
         ..SchemeOptions::default()
     };
     let open_log = |p: &Option<std::path::PathBuf>| -> Result<Option<Box<dyn Write>>> {

@@ -96,6 +96,11 @@ fn consumer_args(sc: &Scenario, scheme: &str, f: &Flow) -> Vec<String> {
             a.extend(["--ccc-min-pace".into(), p.to_string()]);
         }
     }
+    if cc == "wincm" {
+        if let Some(h) = sc.consumer.wincm_hold_after_cut {
+            a.extend(["--wincm-hold-after-cut".into(), h.to_string()]);
+        }
+    }
     if cc == "qsccp" {
         a.extend(["--class".into(), f.class.clone()]);
     }

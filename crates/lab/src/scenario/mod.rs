@@ -140,6 +140,9 @@ pub struct ConsumerKnobs {
     pub ccc_initial_window: Option<u32>,
     /// CCC's lowest pace, Interests/s (`--ccc-min-pace`).
     pub ccc_min_pace_ips: Option<f64>,
+    /// WinCM: Data sent before the last cut add nothing in the congestion
+    /// state (`--wincm-hold-after-cut`).
+    pub wincm_hold_after_cut: Option<bool>,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -345,6 +348,7 @@ impl Scenario {
                 _ => Ok(ConsumerKnobs {
                     ccc_initial_window: c.ccc_initial_window,
                     ccc_min_pace_ips: c.ccc_min_pace_ips,
+                    wincm_hold_after_cut: c.wincm_hold_after_cut,
                 }),
             })?;
         let queue_packets = match v.queue_packets {

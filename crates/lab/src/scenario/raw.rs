@@ -53,6 +53,7 @@ pub(super) struct RawScenario {
 pub(super) struct RawConsumer {
     pub ccc_initial_window: Option<u32>,
     pub ccc_min_pace_ips: Option<f64>,
+    pub wincm_hold_after_cut: Option<bool>,
 }
 
 impl RawScenario {

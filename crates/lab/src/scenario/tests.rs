@@ -330,23 +330,34 @@ fn multicast_groups_lines_reach_the_forwarder_config() {
 #[test]
 fn consumer_knobs_reach_the_consumer_options() {
     let with = |t: &str| DIAMOND.replacen("[cc_qsccp]", &format!("[consumer]\n{t}\n[cc_qsccp]"), 1);
-    let s = Scenario::parse(&with("ccc_initial_window = 0\nccc_min_pace_ips = 0.5")).unwrap();
+    let s = Scenario::parse(&with(
+        "ccc_initial_window = 0\nccc_min_pace_ips = 0.5\nwincm_hold_after_cut = true",
+    ))
+    .unwrap();
     assert_eq!(
         s.consumer,
         ConsumerKnobs {
             ccc_initial_window: Some(0),
-            ccc_min_pace_ips: Some(0.5)
+            ccc_min_pace_ips: Some(0.5),
+            wincm_hold_after_cut: Some(true),
         }
     );
     let o = crate::sim::build::consumer_options(&s, "ccc", &s.flows[0]).unwrap();
     let law = o.law_config().ccc;
     assert_eq!((law.initial_window, law.min_pace_ips), (0, 0.5));
+    let w = crate::sim::build::consumer_options(&s, "wincm", &s.flows[0]).unwrap();
+    assert!(w.law_config().wincm.hold_after_cut);
     let plain = Scenario::parse(DIAMOND).unwrap();
     let law = crate::sim::build::consumer_options(&plain, "ccc", &plain.flows[0])
         .unwrap()
         .law_config()
         .ccc;
     assert_eq!((law.initial_window, law.min_pace_ips), (2, 1.0), "tuned");
+    let w = crate::sim::build::consumer_options(&plain, "wincm", &plain.flows[0]).unwrap();
+    assert!(
+        !w.law_config().wincm.hold_after_cut,
+        "off in the tuned profile"
+    );
     assert!(Scenario::parse(&with("ccc_min_pace_ips = -1")).is_err());
     assert!(Scenario::parse(&with("ccc_window = 0")).is_err());
 }

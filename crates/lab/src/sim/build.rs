@@ -74,6 +74,7 @@ pub(crate) fn consumer_options(
         profile: sc.profile,
         ccc_initial_window: sc.consumer.ccc_initial_window,
         ccc_min_pace_ips: sc.consumer.ccc_min_pace_ips,
+        wincm_hold_after_cut: sc.consumer.wincm_hold_after_cut,
         ..SchemeOptions::default()
     })
 }
