@@ -1,17 +1,22 @@
 //! Content Store: bounded by packets and bytes, LRU replacement.
 //!
-//! Entries are keyed by the Data name's TLV-VALUE bytes in a B-tree. Because
-//! a name prefix is a byte prefix ending on a component boundary, all names
-//! under a prefix form one contiguous byte-ordered range: exact lookups and
-//! CanBePrefix lookups use the same tree. Exact lookups go through a hash
-//! table of slab indices whose entries keep their name's hash, so evicting
-//! finds its hash slot by index without reading the evicted name (a cold
-//! packet buffer once the store is large). LRU order is an intrusive list
-//! over the slab, so a hit or an eviction allocates nothing.
+//! Entries live in a slab, keyed by the Data name's TLV-VALUE bytes. Exact
+//! lookups go through a hash table of slab indices whose entries keep their
+//! name's hash, so evicting finds its hash slot by index without reading the
+//! evicted name (a cold packet buffer once the store is large). LRU order is
+//! an intrusive list over the slab, so a hit or an eviction allocates
+//! nothing.
+//!
+//! CanBePrefix lookups scan a B-tree ordered by name bytes (a name prefix is
+//! a byte prefix ending on a component boundary, so all names under a prefix
+//! form one contiguous range). That tree exists only while CanBePrefix
+//! lookups are recent (`cs_order.rs`): a store that sees none pays
+//! nothing for it (its insert and remove were ~10-15 % of the daemon's CPU
+//! under a unique-name load), a store that does builds it a bounded number
+//! of slots per lookup and per insert, and misses CanBePrefix lookups until
+//! it is complete; once complete it answers exactly as an always-kept tree.
 //!
 //! One entry per name: a newer Data with the same name replaces the old one.
-
-use std::collections::BTreeMap;
 
 use core::hash::BuildHasher;
 
@@ -19,42 +24,19 @@ use bytes::Bytes;
 use cc_core::{Duration, Timestamp};
 use hashbrown::HashTable;
 
+use super::cs_order::{OrdKey, OrderedIndex};
 use super::hash::{bytes_eq, SeededState};
 
 const NIL: u32 = u32::MAX;
 
-/// Bytes of a name kept inline in the ordered index.
-const HEAD: usize = 32;
-
-/// Ordered-index key: the first [`HEAD`] bytes inline (zero padded, as
-/// big-endian words), then the whole value. Comparing heads first orders
-/// keys exactly as comparing the values (a zero pad sorts before any byte,
-/// like the end of a shorter value; big-endian words compare like their
-/// bytes), but most comparisons are four integer compares inside the
-/// B-tree node instead of a `memcmp` call or a cold packet buffer.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct OrdKey {
-    head: [u64; HEAD / 8],
-    full: Bytes,
-}
-
-impl OrdKey {
-    fn new(full: Bytes) -> OrdKey {
-        let mut bytes = [0u8; HEAD];
-        let n = full.len().min(HEAD);
-        bytes[..n].copy_from_slice(&full[..n]);
-        let head = core::array::from_fn(|w| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&bytes[w * 8..w * 8 + 8]);
-            u64::from_be_bytes(b)
-        });
-        OrdKey { head, full }
-    }
-}
-
 /// The upper half of a name's hash, kept beside its slab index.
 fn hash_tag(hash: u64) -> u32 {
     (hash >> 32) as u32
+}
+
+/// Name of the live entry in slab slot `i`, for the ordered index.
+fn key_at(slots: &[Option<Entry>], i: usize) -> Option<Bytes> {
+    slots[i].as_ref().map(|e| e.key.clone())
 }
 
 /// Most entries one CanBePrefix lookup inspects before giving up; bounds the
@@ -88,8 +70,10 @@ pub struct CsQuery<'a> {
 /// Bounded LRU content store.
 #[derive(Debug, Clone)]
 pub struct ContentStore {
-    /// Byte-ordered index, for CanBePrefix range scans.
-    index: BTreeMap<OrdKey, u32>,
+    /// Byte-ordered index, for CanBePrefix range scans; on demand.
+    order: OrderedIndex,
+    /// Number of Data stored.
+    len: usize,
     /// Hash index of (slab index, upper half of the name's hash), for the
     /// common exact-name lookup. The hash half rules out the table's 7-bit
     /// tag collisions (~1 lookup in 8 at this load) without reading the
@@ -109,7 +93,8 @@ impl ContentStore {
     /// Creates a store of at most `max_packets` Data and `max_bytes` wire bytes.
     pub fn new(max_packets: usize, max_bytes: usize, hasher: SeededState) -> Self {
         ContentStore {
-            index: BTreeMap::new(),
+            order: OrderedIndex::new(),
+            len: 0,
             exact: HashTable::new(),
             hasher,
             slots: Vec::new(),
@@ -124,12 +109,12 @@ impl ContentStore {
 
     /// Number of Data stored.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.len
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.len == 0
     }
 
     /// Wire bytes stored.
@@ -194,7 +179,8 @@ impl ContentStore {
         self.unlink(i);
         if let Some(e) = self.slots.get_mut(i as usize).and_then(Option::take) {
             self.bytes -= e.wire.len();
-            self.index.remove(&OrdKey::new(e.key));
+            self.len -= 1;
+            self.order.removed(i, e.key);
             if let Ok(h) = self.exact.find_entry(e.hash, |&(j, _)| j == i) {
                 h.remove();
             }
@@ -214,12 +200,13 @@ impl ContentStore {
         if self.max_packets == 0 || wire.len() > self.max_bytes {
             return;
         }
+        self.order.before_insert(self.len);
         let fresh_until = now + freshness.unwrap_or(Duration::ZERO);
         let hash = self.hasher.hash_one(&name_value[..]);
         if let Some(i) = self.find_hashed(&name_value, hash) {
             self.remove_slot(i);
         }
-        while self.index.len() >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
+        while self.len >= self.max_packets || self.bytes + wire.len() > self.max_bytes {
             let t = self.tail;
             if t == NIL {
                 break;
@@ -235,6 +222,7 @@ impl ContentStore {
             next: NIL,
         };
         self.bytes += entry.wire.len();
+        self.len += 1;
         let i = match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(entry);
@@ -245,8 +233,9 @@ impl ContentStore {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.index.insert(OrdKey::new(name_value), i);
         let slots = &self.slots;
+        self.order
+            .inserted(i, name_value, slots.len(), |j| key_at(slots, j));
         self.exact
             .insert_unique(hash, (i, hash_tag(hash)), |&(j, _)| {
                 slots[j as usize].as_ref().map_or(0, |e| e.hash)
@@ -268,10 +257,15 @@ impl ContentStore {
                     .is_none_or(|d| digest_of(&e.wire) == Some(d))
         };
         let found = if q.can_be_prefix && q.implicit_digest.is_none() {
+            let slots = &self.slots;
+            if !self.order.prefix_lookup(slots.len(), |j| key_at(slots, j)) {
+                // Index still being built: a miss sends the Interest on.
+                return None;
+            }
             let mut hit = None;
             // Cold path: one copy of the query name to build the range start.
             let from = OrdKey::new(Bytes::copy_from_slice(q.name_value));
-            for (k, &i) in self.index.range(from..).take(MAX_PREFIX_SCAN) {
+            for (k, &i) in self.order.tree().range(from..).take(MAX_PREFIX_SCAN) {
                 if !k.full.starts_with(q.name_value) {
                     break;
                 }
@@ -295,7 +289,8 @@ impl ContentStore {
 
     /// Removes every entry.
     pub fn clear(&mut self) {
-        self.index.clear();
+        self.order.clear();
+        self.len = 0;
         self.exact.clear();
         self.slots.clear();
         self.free.clear();
@@ -304,7 +299,13 @@ impl ContentStore {
         self.bytes = 0;
     }
 
-    /// Checks internal consistency (tests).
+    /// Overrides the ordered index's step sizes and idle floor (tests).
+    #[cfg(test)]
+    fn set_order_steps(&mut self, lookup: usize, insert: usize, idle_floor: usize) {
+        self.order.set_steps(lookup, insert, idle_floor);
+    }
+
+    /// Checks internal consistency (tests), the ordered index's included.
     #[cfg(test)]
     fn check(&self) {
         let mut n = 0;
@@ -320,7 +321,9 @@ impl ContentStore {
             i = e.next;
         }
         assert_eq!(prev, self.tail);
-        assert_eq!(n, self.index.len());
+        assert_eq!(n, self.len);
+        let slots = &self.slots;
+        self.order.check(slots.len(), |j| key_at(slots, j));
         assert_eq!(n, self.exact.len());
         assert_eq!(b, self.bytes);
         assert!(n <= self.max_packets && b <= self.max_bytes);
@@ -331,6 +334,7 @@ impl ContentStore {
 mod tests {
     use super::*;
 
+    use super::super::cs_order::OrderState;
     use super::super::name_table::test_name_value as n;
 
     fn q(name: &[u8], cbp: bool, mbf: bool) -> CsQuery<'_> {
@@ -442,7 +446,128 @@ mod tests {
         assert!(cs.find(t, &query, |_| Some([8; 32])).is_none());
     }
 
+    fn seg(i: usize) -> Bytes {
+        n(&["v", &format!("{i:05}")])
+    }
+
+    #[test]
+    fn exact_traffic_never_builds_the_ordered_index() {
+        let mut cs = ContentStore::new(100, 1 << 20, SeededState::new(0));
+        let t = Timestamp::ZERO;
+        for i in 0..1000 {
+            cs.insert(t, seg(i), Bytes::from_static(b"D"), None);
+            assert!(cs.find(t, &q(&seg(i), false, false), |_| None).is_some());
+        }
+        cs.check();
+        assert_eq!(cs.order.state(), OrderState::Off);
+        assert!(cs.order.tree().is_empty());
+        assert_eq!(cs.len(), 100);
+    }
+
+    #[test]
+    fn large_store_misses_can_be_prefix_until_built_then_hits() {
+        let mut cs = ContentStore::new(1000, 1 << 20, SeededState::new(0));
+        let t = Timestamp::ZERO;
+        for i in 0..1000 {
+            cs.insert(t, seg(i), Bytes::from(format!("D{i}")), None);
+        }
+        let prefix = n(&["v"]);
+        // 1000 slots at 256 per lookup: three misses, then the least name.
+        for cursor in [256, 512, 768] {
+            assert!(cs.find(t, &q(&prefix, true, false), |_| None).is_none());
+            assert_eq!(cs.order.state(), OrderState::Building { cursor });
+            cs.check();
+        }
+        assert_eq!(
+            cs.find(t, &q(&prefix, true, false), |_| None),
+            Some(Bytes::from_static(b"D0"))
+        );
+        assert_eq!(cs.order.state(), OrderState::On);
+        cs.check();
+        // Exact lookups never waited for it.
+        assert!(cs.find(t, &q(&seg(999), false, false), |_| None).is_some());
+    }
+
+    #[test]
+    fn eviction_and_replacement_during_a_build() {
+        let mut cs = ContentStore::new(600, 1 << 20, SeededState::new(0));
+        let t = Timestamp::ZERO;
+        for i in 0..600 {
+            cs.insert(t, seg(i), Bytes::from(format!("D{i}")), None);
+        }
+        assert!(cs.find(t, &q(&n(&["v"]), true, false), |_| None).is_none());
+        assert_eq!(cs.order.state(), OrderState::Building { cursor: 256 });
+        // Replace one name below and one above the cursor; each frees its
+        // slot and takes it back.
+        cs.insert(t, seg(5), Bytes::from_static(b"new5"), None);
+        cs.check();
+        cs.insert(t, seg(500), Bytes::from_static(b"new500"), None);
+        cs.check();
+        // Full store: new names evict the LRU tail (seg 0, 1, ...: below
+        // the cursor) and reuse its slot.
+        for i in 600..610 {
+            cs.insert(t, seg(i), Bytes::from(format!("D{i}")), None);
+            cs.check();
+        }
+        assert_eq!(cs.len(), 600);
+        while cs.order.state() != OrderState::On {
+            cs.insert(t, seg(cs.len() + 10_000), Bytes::from_static(b"x"), None);
+            cs.check();
+        }
+        let find =
+            |cs: &mut ContentStore, name: &Bytes| cs.find(t, &q(name, true, false), |_| None);
+        assert_eq!(find(&mut cs, &seg(0)), None);
+        assert_eq!(find(&mut cs, &seg(5)), Some(Bytes::from_static(b"new5")));
+        assert_eq!(
+            find(&mut cs, &seg(500)),
+            Some(Bytes::from_static(b"new500"))
+        );
+        assert_eq!(find(&mut cs, &seg(605)), Some(Bytes::from_static(b"D605")));
+        cs.check();
+    }
+
+    #[test]
+    fn idle_index_turns_off_and_clear_resets() {
+        let mut cs = ContentStore::new(10, 1 << 20, SeededState::new(0));
+        let t = Timestamp::ZERO;
+        cs.insert(t, seg(0), Bytes::from_static(b"D"), None);
+        assert!(cs.find(t, &q(&n(&["v"]), true, false), |_| None).is_some());
+        assert_eq!(cs.order.state(), OrderState::On);
+        // 2 × max(10, 1024) inserts keep it, one more drops it.
+        for i in 1..=2048 {
+            cs.insert(t, seg(i), Bytes::from_static(b"D"), None);
+        }
+        assert_eq!(cs.order.state(), OrderState::On);
+        cs.insert(t, seg(5000), Bytes::from_static(b"D"), None);
+        assert_eq!(cs.order.state(), OrderState::Off);
+        cs.check();
+        // Built again on demand, answering at once (10 slots).
+        assert_eq!(
+            cs.find(t, &q(&n(&["v"]), true, false), |_| None),
+            Some(Bytes::from_static(b"D"))
+        );
+        assert_eq!(cs.order.state(), OrderState::On);
+        // clear() in the middle of a build.
+        cs.set_order_steps(3, 1, 1024);
+        cs.clear();
+        for i in 0..10 {
+            cs.insert(t, seg(i), Bytes::from_static(b"D"), None);
+        }
+        assert!(cs.find(t, &q(&n(&["v"]), true, false), |_| None).is_none());
+        assert_eq!(cs.order.state(), OrderState::Building { cursor: 3 });
+        cs.clear();
+        cs.check();
+        assert_eq!(cs.order.state(), OrderState::Off);
+        assert!(cs.is_empty() && cs.bytes() == 0);
+        cs.insert(t, seg(1), Bytes::from_static(b"E"), None);
+        assert_eq!(
+            cs.find(t, &q(&n(&["v"]), true, false), |_| None),
+            Some(Bytes::from_static(b"E"))
+        );
+    }
+
     mod model {
+        use super::super::super::cs_order::OrderState;
         use super::super::*;
         use proptest::prelude::*;
 
@@ -516,13 +641,24 @@ mod tests {
             v
         }
 
+        /// Ordered-index steps: the defaults (a 5-entry store is indexed
+        /// completely by its first CanBePrefix lookup, so every answer must
+        /// agree) or tiny ones, which reach Building, misses and the idle
+        /// drop to Off.
+        fn steps() -> impl Strategy<Value = Option<(usize, usize, usize)>> {
+            prop::option::of((1usize..4, 1usize..3, 0usize..6))
+        }
+
         proptest! {
             #[test]
             fn cs_agrees_with_naive_lru_model(ops in prop::collection::vec(
                 (any::<bool>(), prop::collection::vec(0u8..3, 0..4), 1usize..40, prop::option::of(0u64..50),
-                 any::<bool>(), any::<bool>(), 0u64..20), 1..200)) {
+                 any::<bool>(), any::<bool>(), 0u64..20), 1..200), steps in steps()) {
                 let (maxp, maxb) = (5, 100);
                 let mut cs = ContentStore::new(maxp, maxb, SeededState::new(1));
+                if let Some((lookup, insert, floor)) = steps {
+                    cs.set_order_steps(lookup, insert, floor);
+                }
                 let mut naive = Naive::default();
                 let mut now = Timestamp::ZERO;
                 for (is_insert, parts, len, fresh, cbp, mbf, dt) in ops {
@@ -535,7 +671,16 @@ mod tests {
                         naive.insert(now, k, w, f, maxp, maxb);
                     } else {
                         let q = CsQuery { name_value: &k, can_be_prefix: cbp, must_be_fresh: mbf, implicit_digest: None };
-                        prop_assert_eq!(cs.find(now, &q, |_| None), naive.find(now, &k, cbp, mbf));
+                        let got = cs.find(now, &q, |_| None);
+                        let on = cs.order.state() == OrderState::On;
+                        if cbp && !on {
+                            // Index not built yet: a miss, never a Data, and
+                            // no LRU touch (so the model is left alone too).
+                            prop_assert!(steps.is_some());
+                            prop_assert_eq!(got, None);
+                        } else {
+                            prop_assert_eq!(got, naive.find(now, &k, cbp, mbf));
+                        }
                     }
                     cs.check();
                     prop_assert_eq!(cs.len(), naive.items.len());

@@ -10,6 +10,7 @@ mod budgets;
 pub mod cc_hooks;
 pub mod counters;
 pub mod cs;
+mod cs_order;
 pub mod dead_nonce;
 mod egress;
 pub mod face;
