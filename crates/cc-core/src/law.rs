@@ -57,6 +57,12 @@ impl DataFeedback {
     pub fn sent_at(&self, now: Timestamp) -> Option<Timestamp> {
         self.rtt.map(|rtt| now - rtt)
     }
+
+    /// Whether this Data's Interest left before `t`; false when either is
+    /// unknown (a retransmission, or no `t` yet).
+    pub fn sent_before(&self, now: Timestamp, t: Option<Timestamp>) -> bool {
+        self.sent_at(now).zip(t).is_some_and(|(sent, t)| sent < t)
+    }
 }
 
 /// What one returning Nack told the consumer.

@@ -231,11 +231,7 @@ impl WincmConsumer {
     /// Whether `hold_after_cut` keeps this unmarked Data from growing the
     /// window: its Interest left before the last cut.
     fn held(&self, now: Timestamp, fb: &DataFeedback) -> bool {
-        self.cfg.hold_after_cut
-            && fb
-                .sent_at(now)
-                .zip(self.last_cut)
-                .is_some_and(|(sent, cut)| sent < cut)
+        self.cfg.hold_after_cut && fb.sent_before(now, self.last_cut)
     }
 }
 
@@ -268,11 +264,7 @@ impl WindowLaw for WincmConsumer {
         self.core.record_data(now, fb);
         if fb.congestion_mark > 0 {
             if self.num_marked == 0 {
-                let stale = self.cfg.once_per_window
-                    && fb
-                        .sent_at(now)
-                        .zip(self.episode_start)
-                        .is_some_and(|(sent, start)| sent < start);
+                let stale = self.cfg.once_per_window && fb.sent_before(now, self.episode_start);
                 if stale {
                     return;
                 }
@@ -352,7 +344,7 @@ mod tests {
     /// before it add nothing in the congestion state; Data sent after it
     /// add 1/cwnd. Without it (both profiles) both add 1/cwnd.
     #[test]
-    fn data_sent_before_a_cut_do_not_grow_the_window_in_the_tuned_profile() {
+    fn data_sent_before_a_cut_do_not_grow_the_window_with_hold_after_cut() {
         let at = Timestamp::from_millis;
         let fb = |mark: u64, rtt_ms: u64| DataFeedback {
             rtt: Some(Duration::from_millis(rtt_ms)),
