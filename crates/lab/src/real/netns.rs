@@ -51,12 +51,7 @@ pub const LINK_EMULATOR_NICE: i32 = -10;
 fn realtime_allowed() -> bool {
     static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ALLOWED.get_or_init(|| {
-        Command::new("chrt")
-            .args(["-r", &LINK_EMULATOR_RT_PRIORITY.to_string(), "true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        run(&["chrt", "-r", &LINK_EMULATOR_RT_PRIORITY.to_string(), "true"]).is_ok()
     })
 }
 
