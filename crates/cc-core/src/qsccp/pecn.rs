@@ -489,6 +489,19 @@ impl<T> CdsScheduler<T> {
                 }
             }
         }
+        if !code {
+            // [D] No DT class is given more than B_DT. P3 counts an active
+            // class's offered rate as used and then hands it back its own
+            // unused share with `left`, so a lone active class was given
+            // B_DT + (origin − y), up to 1.063·B_DT for BE: a rate the face
+            // cannot serve, which reached the consumer as TargetRate
+            // 10.07 Mbit/s on a 10 Mbit/s link (tests/metrics_cc.rs, CI).
+            // Saturated classes (Scenario 1) never exceed it; the authors'
+            // variant keeps their code as it is.
+            for c in cap.iter_mut().skip(3) {
+                *c = c.min(b_dt);
+            }
+        }
         cap
     }
 }

@@ -41,6 +41,32 @@ fn scenario_one() -> CdsScheduler<()> {
     s
 }
 
+/// A lone DT class that is active but not saturated (BE offering 300
+/// kbit/s of its 660 kbit/s origin share) is given all of B_DT, not more:
+/// P3 as the authors wrote it gives it B_DT + (origin − y) = 10.26 Mbit/s
+/// on a 9.9 Mbit/s face, and the paper variant caps that ([D]).
+#[test]
+fn a_lone_active_class_is_given_at_most_the_dt_capacity() {
+    for variant in [PecnVariant::PaperReconstruction, PecnVariant::AuthorsCode] {
+        let cfg = QsccpConfig {
+            variant,
+            ..scenario_one_config()
+        };
+        let mut s = CdsScheduler::new(cfg, Timestamp::ZERO, 1);
+        offer(&mut s, ServiceClass::Be, 1, 300_000);
+        s.update_rates(Timestamp::from_millis(100));
+        let be = s.class_capacity_bps(ServiceClass::Be);
+        let rate = s.flow_rate_bps(ServiceClass::Be, 1).unwrap();
+        match variant {
+            PecnVariant::PaperReconstruction => {
+                assert!(close(be, 9_900_000.0), "{be}");
+                assert!(rate <= 9_900_000.0 + 1.0, "{rate}");
+            }
+            PecnVariant::AuthorsCode => assert!(close(be, 10_260_000.0), "{be}"),
+        }
+    }
+}
+
 #[test]
 fn weight_split_three_two_one_with_ef_cap() {
     let s = scenario_one();
