@@ -413,3 +413,41 @@ fn next_hop_face_id_is_honoured_from_local_faces_only_and_local_fields_report_in
         1
     );
 }
+
+/// HopLimit is decremented on the way upstream whether or not the
+/// Interest came with a Nonce (a Nonce is added when missing), every
+/// other field left as it was; HopLimit 0 is not forwarded.
+#[test]
+fn hop_limit_is_decremented_with_and_without_a_nonce() {
+    let (mut net, a) = single();
+    let c = net.add_consumer(a);
+    let p = net.add_producer(a, "/p", 100, None);
+    let opts = |hop| InterestOpts {
+        lifetime: Some(ms(1500)),
+        hop_limit: Some(hop),
+        ..InterestOpts::default()
+    };
+    net.send(c, interest_with(&name("/p/nonce"), 7, &opts(5)));
+    let mut no_nonce = icn_tlv::Interest::new(name("/p/none"));
+    no_nonce.hop_limit = Some(3);
+    no_nonce.lifetime = Some(ms(1500));
+    net.send(c, no_nonce.encode());
+    net.send(c, interest_with(&name("/p/zero"), 9, &opts(0)));
+    net.run_for(ms(10));
+    type Seen = (String, Option<u32>, Option<u8>, Option<Duration>);
+    let got: Vec<Seen> = net
+        .inbox(p)
+        .iter()
+        .filter_map(|r| r.interest())
+        .map(|i| (i.name.to_string(), i.nonce, i.hop_limit, i.lifetime))
+        .collect();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(
+        got[0],
+        ("/p/nonce".into(), Some(7), Some(4), Some(ms(1500)))
+    );
+    assert_eq!(got[1].0, "/p/none");
+    assert!(got[1].1.is_some(), "a Nonce is added");
+    assert_eq!((got[1].2, got[1].3), (Some(2), Some(ms(1500))));
+    assert_eq!(net.inbox(c).len(), 2, "Data for the two forwarded");
+}

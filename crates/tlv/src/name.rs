@@ -46,6 +46,43 @@ fn check_component(typ: u32, value: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Walks a Name TLV-VALUE whose components all have one-octet TLV-TYPE
+/// and TLV-LENGTH (below 253: every name of fewer than 253-byte
+/// components and types under 253, i.e. nearly all), calling `end` with
+/// the byte offset after each component, and returns their count. `None`
+/// as soon as a component is not of that form or is not valid (type 0, a
+/// digest component that is not 32 octets, a value past the end): the
+/// caller then takes the general parse, which gives the same result or the
+/// error. Two loads and a few compares per component, against the general
+/// VarNumber parse's ~35 instructions (callgrind: `Name::from_value` was
+/// 250 instructions per name of seven components, parsed twice per
+/// forwarded exchange, and the forwarder's `ComponentEnds` twice more).
+#[inline]
+pub fn short_components(value: &[u8], mut end: impl FnMut(usize)) -> Option<usize> {
+    let mut pos = 0usize;
+    let mut n = 0usize;
+    while pos < value.len() {
+        let typ = value[pos];
+        let len = *value.get(pos + 1)?;
+        if typ == 0 || typ >= 253 || len >= 253 {
+            return None;
+        }
+        if (u32::from(typ) == types::IMPLICIT_SHA256_DIGEST
+            || u32::from(typ) == types::PARAMETERS_SHA256_DIGEST)
+            && len != 32
+        {
+            return None;
+        }
+        pos += 2 + usize::from(len);
+        if pos > value.len() {
+            return None;
+        }
+        n += 1;
+        end(pos);
+    }
+    Some(n)
+}
+
 impl Component {
     /// A component of any type.
     ///
@@ -256,6 +293,14 @@ impl Name {
     /// Malformed TLV, component type outside 1..=65535, or a digest
     /// component that is not 32 octets.
     pub fn from_value(value: Bytes) -> Result<Name> {
+        if let Some(len) = short_components(&value, |_| ()) {
+            return Ok(Name { value, len });
+        }
+        Name::from_value_general(value)
+    }
+
+    /// [`Name::from_value`] for any VarNumber encoding.
+    fn from_value_general(value: Bytes) -> Result<Name> {
         let mut len = 0usize;
         let mut minimal = true;
         for e in Elements::new(&value) {
@@ -472,87 +517,5 @@ impl ndn_tlv::TlvDecode for Name {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn n(s: &str) -> Name {
-        s.parse().unwrap()
-    }
-
-    #[test]
-    fn prefix_is_zero_copy() {
-        let name = n("/a/bb/ccc");
-        let p = name.prefix(2);
-        assert_eq!(p, n("/a/bb"));
-        assert_eq!(p.value().as_ptr(), name.value().as_ptr());
-        assert_eq!(name.prefix_value_len(1), 3);
-        assert_eq!(name.prefix(10), name);
-        assert!(p.is_prefix_of(&name) && !name.is_prefix_of(&p));
-        assert!(Name::root().is_prefix_of(&name));
-        // A byte prefix that is not a component prefix is not a name prefix.
-        assert!(!n("/a/b").is_prefix_of(&n("/a/bb")));
-    }
-
-    #[test]
-    fn rejects_invalid_components() {
-        let bad_type0 = Bytes::from_static(&[0x00, 0x01, 0x61]);
-        assert_eq!(
-            Name::from_value(bad_type0),
-            Err(TlvError::TypeOutOfRange(0))
-        );
-        let too_big = Bytes::from_static(&[0xFE, 0x00, 0x01, 0x00, 0x00, 0x00]);
-        assert_eq!(
-            Name::from_value(too_big),
-            Err(TlvError::TypeOutOfRange(65536))
-        );
-        let short_digest = Bytes::from_static(&[0x01, 0x01, 0x00]);
-        assert_eq!(
-            Name::from_value(short_digest),
-            Err(TlvError::InvalidValue(1))
-        );
-        assert!(Component::new(2, vec![0u8; 31]).is_err());
-        assert!(Name::decode(Bytes::from_static(&[0x08, 0x00])).is_err());
-    }
-
-    #[test]
-    fn canonical_order_examples() {
-        let mut v = [
-            n("/b"),
-            n("/aa"),
-            n("/a/b"),
-            n("/a"),
-            n("/"),
-            n("/sha256digest=0000000000000000000000000000000000000000000000000000000000000000"),
-            n("/seg=1"),
-        ];
-        v.sort();
-        let s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-        assert_eq!(
-            s,
-            [
-                "/",
-                "/sha256digest=0000000000000000000000000000000000000000000000000000000000000000",
-                "/a",
-                "/a/b",
-                "/b",
-                "/aa",
-                "/seg=1"
-            ]
-        );
-    }
-
-    #[test]
-    fn accessors() {
-        let name = n("/x/v=7/seg=3/t=9/seq=2/off=5");
-        assert_eq!(name.get(1).unwrap().as_version(), Some(7));
-        assert_eq!(name.get(2).unwrap().as_segment(), Some(3));
-        assert_eq!(name.get(3).unwrap().as_timestamp(), Some(9));
-        assert_eq!(name.get(4).unwrap().as_sequence_num(), Some(2));
-        assert_eq!(name.last().unwrap().as_byte_offset(), Some(5));
-        assert_eq!(name.get(0).unwrap().as_segment(), None);
-        assert_eq!(name.get(6), None);
-        let appended = name.append(Component::keyword("k"));
-        assert_eq!(appended.len(), 7);
-        assert_eq!(appended.prefix(6), name);
-    }
-}
+#[path = "name_tests.rs"]
+mod tests;

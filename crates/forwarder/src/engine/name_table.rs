@@ -30,6 +30,20 @@ impl ComponentEnds {
     pub fn parse(value: &[u8]) -> Option<ComponentEnds> {
         let mut ends = [0u32; MAX_DEPTH + 1];
         let mut depth = 0;
+        // One-octet headers, the common case (icn_tlv's fast walk). The
+        // ends kept are the first 32 components', at most 32 × 254 bytes,
+        // so `as u32` is exact.
+        if let Some(total) = icn_tlv::name::short_components(value, |pos| {
+            if depth < MAX_DEPTH {
+                depth += 1;
+                ends[depth] = pos as u32;
+            }
+        }) {
+            return Some(ComponentEnds { ends, depth, total });
+        }
+        // The general parse rewrites `ends` from the start; entries past
+        // its depth are never read.
+        depth = 0;
         let mut total = 0;
         let mut pos = 0usize;
         while pos < value.len() {
@@ -284,6 +298,44 @@ mod tests {
         );
         assert!(t.get_or_insert_with(&name(&["a"]), || 3).is_ok());
         assert_eq!(t.len(), 1);
+    }
+
+    /// The one-octet walk and the general parse give the same ends: a
+    /// name of short components, the same name with a 300-byte component
+    /// (general parse), a type-0 component (fast walk refuses, general
+    /// parse accepts), and 40 components (ends kept to 32).
+    #[test]
+    fn fast_and_general_parses_agree() {
+        // A 300-byte component: TLV-LENGTH in three octets.
+        let mut long = comp("a");
+        long.extend_from_slice(&[8, 253, 0x01, 0x2c]);
+        long.extend_from_slice(&[b'x'; 300]);
+        long.extend_from_slice(&comp("ccc"));
+        let many: Vec<String> = (0..40).map(|i| format!("c{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        for q in [
+            name(&["a", "bb", "ccc"]),
+            Bytes::from(long),
+            Bytes::from_static(&[8, 1, b'a', 0, 2, b'b', b'c']),
+            name(&many),
+        ] {
+            let e = ComponentEnds::parse(&q).unwrap();
+            let mut pos = 0usize;
+            let mut want = vec![0usize];
+            let mut total = 0;
+            while pos < q.len() {
+                let (_, a) = read_varnum(&q[pos..]).unwrap();
+                let (l, b) = read_varnum(&q[pos + a..]).unwrap();
+                pos += a + b + l as usize;
+                total += 1;
+                want.push(pos);
+            }
+            assert_eq!(e.total(), total);
+            assert_eq!(e.depth(), total.min(MAX_DEPTH));
+            for (d, &w) in want.iter().enumerate().take(e.depth() + 1) {
+                assert_eq!(e.end(d), w, "component {d}");
+            }
+        }
     }
 
     #[test]

@@ -276,22 +276,27 @@ impl<C: CcHooks, M: MulticastHook> Forwarder<C, M> {
         self.cc.interest_received(now, face, &lp.cc, received.len());
         // The wire forwarded upstream: Nonce added if missing (a forwarder
         // must), HopLimit decremented. Both rewrites copy once (cold path).
-        let (nonce, mut out_wire) = match interest.nonce {
-            Some(n) => (n, received.clone()),
-            None => {
+        // With a Nonce the HopLimit is spliced into the received wire
+        // directly (decoding the wire again cost ~300 instructions per
+        // Interest, callgrind); a Nonce added first moves the layout.
+        let (nonce, out_wire) = match (interest.nonce, hop_limit) {
+            (Some(n), None) => (n, received.clone()),
+            (Some(n), Some(h)) => (n, interest.with_hop_limit(h)),
+            (None, None) => {
                 let n = self.rng_u64() as u32;
                 (n, interest.with_nonce(n))
             }
-        };
-        if let Some(h) = hop_limit {
-            out_wire = match Interest::decode(out_wire) {
-                Ok(i) => i.with_hop_limit(h),
-                Err(_) => {
-                    self.drop_packet(face, DropReason::Malformed);
-                    return;
+            (None, Some(h)) => {
+                let n = self.rng_u64() as u32;
+                match Interest::decode(interest.with_nonce(n)) {
+                    Ok(i) => (n, i.with_hop_limit(h)),
+                    Err(_) => {
+                        self.drop_packet(face, DropReason::Malformed);
+                        return;
+                    }
                 }
-            };
-        }
+            }
+        };
 
         self.dnl.expire(now);
         if self.dnl.contains(&name_value, nonce) {
