@@ -44,7 +44,7 @@
 
 use crate::law::DataFeedback;
 use crate::rtt::{RttConfig, RttEstimator};
-use crate::time::Timestamp;
+use crate::time::{Duration, Timestamp};
 use crate::window::{window_consumer_law, WindowCore, WindowLaw};
 
 pub use crate::window::{CwaGate, WindowPacing, WindowStats};
@@ -93,6 +93,11 @@ pub struct AimdConfig {
     /// bandwidth-delay product)` Interests, below `max_window` (`None`:
     /// `max_window` alone; [`crate::window`]'s `PathBdp`).
     pub path_window_floor: Option<f64>,
+    /// While the RTT shows a queue of at least this marking target, limit
+    /// congestion avoidance to [`crate::growth_limit::QueueGrowthLimit`]'s
+    /// `(cwnd + 1)·target/min_rtt` per round trip (`None`: ndnget's
+    /// growth; the tuned PCON consumer: CoDel's 5 ms).
+    pub queue_growth_target: Option<Duration>,
     /// RTO estimator parameters.
     pub rtt: RttConfig,
     /// Spread the window's Interests over the RTT (`None`: unpaced, as
@@ -117,6 +122,7 @@ impl Default for AimdConfig {
             min_window: 1.0,
             max_window: 1_000_000.0,
             path_window_floor: None,
+            queue_growth_target: None,
             rtt: RttConfig::default(),
             pacing: None,
         }
@@ -184,7 +190,8 @@ impl Aimd {
             ssthresh: cfg.init_ssthresh,
             core: WindowCore::new(cfg.init_cwnd, cfg.disable_cwa, cfg.ignore_marks, cfg.rtt)
                 .with_pacing(cfg.pacing)
-                .with_path_ceiling(cfg.path_window_floor),
+                .with_path_ceiling(cfg.path_window_floor)
+                .with_growth_limit(cfg.queue_growth_target),
             marked: MarkedFraction::new(),
         };
         a.clamp();
@@ -224,11 +231,13 @@ impl Aimd {
 
 impl WindowLaw for Aimd {
     fn increase(&mut self, _now: Timestamp) {
+        let cap = self.core.growth_cap();
         let cwnd = &mut self.core.cwnd;
         if *cwnd < self.ssthresh {
             *cwnd += self.cfg.ai_step;
         } else {
-            *cwnd += self.cfg.ai_step / libm::floor(*cwnd).max(1.0);
+            let step = self.cfg.ai_step / libm::floor(*cwnd).max(1.0);
+            *cwnd += cap.map_or(step, |c| step.min(c));
         }
         self.clamp();
     }
@@ -465,6 +474,42 @@ mod tests {
         }
         assert_eq!((b.cwnd(), b.ssthresh()), (2.0, 2.0));
         assert!(b.rtt().rto() > Duration::from_secs(1));
+    }
+
+    /// The tuned PCON consumer past slow start: with no queue on the path
+    /// it grows as ndnget (an Interest per round trip, 1/⌊cwnd⌋ per Data);
+    /// once its RTT shows the 5 ms target of queue, a Data adds at most
+    /// `target/min_rtt · (1 + 1/cwnd)` (here 0.1 · 1.5 at a window of 2).
+    /// The paper's consumer grows as ndnget either way.
+    #[test]
+    fn tuned_growth_is_limited_while_the_rtt_shows_a_queue() {
+        use crate::pcon::pcon_aimd;
+        let grow = |cfg: AimdConfig, queued_ms: u64| {
+            let mut a = Aimd::new(pcon_aimd(AimdConfig {
+                init_cwnd: 2.0,
+                init_ssthresh: 1.0,
+                ..cfg
+            }));
+            let t = Timestamp::from_millis(1);
+            a.on_data(t, &data(50, 0));
+            let before = a.cwnd();
+            a.on_data(t, &data(50 + queued_ms, 0));
+            a.cwnd() - before
+        };
+        let tuned = AimdConfig::default();
+        let paper = AimdConfig {
+            mark_md_coef: Some(0.5),
+            ..AimdConfig::default()
+        };
+        // The first Data takes the window 2 → 2.5; the second adds
+        // 1/⌊2.5⌋ unless limited.
+        let free = grow(tuned, 0);
+        assert!((free - 0.5).abs() < 1e-9, "{free}");
+        // A 100 ms sample moves srtt from 50 to 56.25 ms: a queue shows,
+        // and the Data adds 5/50 · (1 + 1/2.5).
+        let held = grow(tuned, 50);
+        assert!((held - 0.1 * 1.4).abs() < 1e-9, "{held}");
+        assert!((grow(paper, 50) - 0.5).abs() < 1e-9);
     }
 
     /// α follows the marked fraction round by round; the cut is α/2 and

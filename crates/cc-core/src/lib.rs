@@ -24,6 +24,7 @@ pub mod codel;
 pub mod cubic;
 pub mod fixed;
 pub mod fq;
+pub mod growth_limit;
 pub mod pcon;
 pub mod qsccp;
 pub mod rtt;

@@ -319,8 +319,10 @@ pub fn pcon_pacing(profile: crate::Profile) -> Option<crate::window::WindowPacin
 /// user's) ndnget's rules, else the tuned consumer [D]: the cut in
 /// proportion to the marked fraction of each round trip (DCTCP; it pairs
 /// with the routers' step marking, docs/deviations.md), a floor of
-/// [`PCON_MIN_SSTHRESH`], and no cut below the path's measured
-/// bandwidth-delay product (`AimdConfig::bandwidth_floor`).
+/// [`PCON_MIN_SSTHRESH`], no cut below the path's measured
+/// bandwidth-delay product (`AimdConfig::bandwidth_floor`), and growth
+/// limited while a queue shows (`AimdConfig::queue_growth_target`, CoDel's
+/// 5 ms target unless set; [`crate::growth_limit::QueueGrowthLimit`]).
 pub fn pcon_aimd(aimd: AimdConfig) -> AimdConfig {
     match aimd.mark_md_coef {
         Some(_) => AimdConfig {
@@ -332,6 +334,9 @@ pub fn pcon_aimd(aimd: AimdConfig) -> AimdConfig {
             proportional_mark_cut: true,
             min_ssthresh: PCON_MIN_SSTHRESH,
             bandwidth_floor: true,
+            queue_growth_target: aimd
+                .queue_growth_target
+                .or(Some(crate::codel::CodelConfig::default().target)),
             ..aimd
         },
     }

@@ -4,6 +4,7 @@
 //! bounds and the counters. Each law keeps only its own growth and decrease
 //! rules.
 
+use crate::growth_limit::QueueGrowthLimit;
 use crate::law::{DataFeedback, NackFeedback, SendLimit};
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::{Duration, Timestamp};
@@ -206,6 +207,8 @@ pub(crate) struct WindowCore {
     path: PathBdp,
     /// Ceiling that follows the path: `max(floor, 2 × BDP)`.
     path_floor: Option<f64>,
+    /// The marking target of queue-limited growth ([`QueueGrowthLimit`]).
+    growth_target: Option<Duration>,
 }
 
 impl WindowCore {
@@ -222,7 +225,27 @@ impl WindowCore {
             pacing: None,
             path: PathBdp::default(),
             path_floor: None,
+            growth_target: None,
         }
+    }
+
+    /// Limits growth while the path shows a queue ([`QueueGrowthLimit`];
+    /// `None`: the law's own growth alone).
+    pub(crate) fn with_growth_limit(mut self, target: Option<Duration>) -> Self {
+        self.growth_target = target;
+        self
+    }
+
+    /// The most one unmarked Data may add to the window outside slow start
+    /// ([`QueueGrowthLimit`]); `None` while no limit applies.
+    pub(crate) fn growth_cap(&self) -> Option<f64> {
+        let target = self.growth_target?.as_secs_f64();
+        QueueGrowthLimit::cap(
+            target,
+            self.rtt.srtt()?.as_secs_f64(),
+            self.rtt.min_rtt()?.as_secs_f64(),
+            self.cwnd,
+        )
     }
 
     /// Below the law's own ceiling, the window keeps at most twice the

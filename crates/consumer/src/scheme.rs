@@ -15,7 +15,7 @@ use cc_core::mircc::{MirccConsumerConfig, TrafficClass as MirccClass};
 use cc_core::qsccp::QsccpConsumerConfig;
 use cc_core::rcp::{DataSizeEstimate, RateConsumer, RateConsumerConfig};
 use cc_core::rtt::RttConfig;
-use cc_core::wincm::WincmConsumerConfig;
+use cc_core::wincm::{MultiMarkConfig, WincmConsumerConfig};
 use cc_core::{
     AnyConsumerLaw, ConsumerLaw, ConsumerLawConfig, DataFeedback, FixedLawConfig, LawKind,
     NackFeedback, Profile, SendLimit, Timestamp,
@@ -79,6 +79,11 @@ pub struct SchemeOptions {
     /// Interests left before the last cut add nothing (the profile's: off
     /// in both; W15 in docs/deviations.md).
     pub wincm_hold_after_cut: Option<bool>,
+    /// `--wincm-queue-growth-limit`: while the RTT shows the AQM's 5 ms
+    /// target of queue, WinCM's window grows by at most (cwnd + 1)·target
+    /// per minimum RTT (the profile's: off in both; W16 in
+    /// docs/deviations.md).
+    pub wincm_queue_growth_limit: Option<bool>,
 }
 
 /// What a window law may keep in flight without `--max-outstanding`
@@ -126,6 +131,7 @@ impl Default for SchemeOptions {
             ccc_initial_window: None,
             ccc_min_pace_ips: None,
             wincm_hold_after_cut: None,
+            wincm_queue_growth_limit: None,
         }
     }
 }
@@ -280,6 +286,11 @@ impl SchemeOptions {
                     disable_cwa: self.disable_cwa,
                     rtt: self.rtt,
                     hold_after_cut: self.wincm_hold_after_cut.unwrap_or(w.hold_after_cut),
+                    queue_growth_target: match self.wincm_queue_growth_limit {
+                        Some(true) => Some(MultiMarkConfig::default().target),
+                        Some(false) => None,
+                        None => w.queue_growth_target,
+                    },
                     ..w
                 }
             },

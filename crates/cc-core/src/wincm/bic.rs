@@ -83,21 +83,24 @@ impl Bic {
         }
     }
 
-    /// One unmarked Data in the normal state.
-    pub(crate) fn increase(&mut self, cwnd: &mut f64) {
+    /// One unmarked Data in the normal state; `cap` bounds what it adds
+    /// outside slow start and BIC's probing beyond bicMax
+    /// ([`crate::growth_limit::QueueGrowthLimit`]).
+    pub(crate) fn increase(&mut self, cwnd: &mut f64, cap: Option<f64>) {
         let w = *cwnd;
+        let limit = |step: f64| cap.map_or(step, |c| step.min(c));
         if w < self.cfg.low_window {
             *cwnd = if w < self.ssthresh {
                 w + 1.0
             } else {
-                w + 1.0 / w
+                w + limit(1.0 / w)
             };
         } else if !self.in_slow_start {
             let gap = self.target_win - w;
             *cwnd = if gap < self.cfg.max_increment {
-                w + gap.max(0.0) / w
+                w + limit(gap.max(0.0) / w)
             } else {
-                w + self.cfg.max_increment / w
+                w + limit(self.cfg.max_increment / w)
             };
             if *cwnd + self.cfg.search_end_within < self.max_win {
                 self.min_win = *cwnd;
@@ -159,7 +162,7 @@ mod tests {
         b.retarget();
         let mut prev = w;
         for _ in 0..2000 {
-            b.increase(&mut w);
+            b.increase(&mut w, None);
             assert!(w >= prev, "window shrank: {prev} -> {w}");
             prev = w;
         }
@@ -177,7 +180,7 @@ mod tests {
         let mut w = 188.0;
         for rtt in 1..=1000 {
             for _ in 0..w as usize {
-                b.increase(&mut w);
+                b.increase(&mut w, None);
             }
             if w > 198.0 {
                 return rtt;

@@ -44,7 +44,7 @@
 use super::bic::{Bic, BicConfig};
 use crate::law::DataFeedback;
 use crate::rtt::{RttConfig, RttEstimator};
-use crate::time::Timestamp;
+use crate::time::{Duration, Timestamp};
 use crate::window::{window_consumer_law, WindowCore, WindowLaw, WindowPacing};
 
 /// WinCM consumer parameters.
@@ -98,6 +98,17 @@ pub struct WincmConsumerConfig {
     /// Algorithm 2 sends: measured with the tuned profile and not taken
     /// (docs/deviations.md, W10: envelope wincm 50 → 48, none in).
     pub pacing: Option<WindowPacing>,
+    /// While the RTT shows a queue of at least this marking target, a
+    /// round trip outside slow start adds at most `(cwnd + 1)·target /
+    /// min_rtt` Interests, both in BIC's growth and in the congestion
+    /// state's 1/cwnd ([`crate::growth_limit::QueueGrowthLimit`]) [D]. `None`
+    /// in both profiles (grows as Algorithm 2 says): measured with the
+    /// AQM's 5 ms and not taken (W16 in docs/deviations.md: envelope grid
+    /// 66 → 82, but agreeing testbed points 13 → 10 and the arrival
+    /// scenario's flows no longer settle); `icncat
+    /// --wincm-queue-growth-limit true` for single-path links whose
+    /// bandwidth-delay product per flow is a few Data.
+    pub queue_growth_target: Option<Duration>,
 }
 
 impl WincmConsumerConfig {
@@ -111,6 +122,7 @@ impl WincmConsumerConfig {
             once_per_window: false,
             hold_after_cut: false,
             pacing: None,
+            queue_growth_target: None,
             ..WincmConsumerConfig::default()
         }
     }
@@ -139,6 +151,7 @@ impl Default for WincmConsumerConfig {
             once_per_window: true,
             hold_after_cut: false,
             pacing: None,
+            queue_growth_target: None,
         }
     }
 }
@@ -177,7 +190,8 @@ impl WincmConsumer {
             last_cut: None,
             core: WindowCore::new(min, cfg.disable_cwa, false, cfg.rtt)
                 .with_pacing(cfg.pacing)
-                .with_path_ceiling(cfg.path_window_floor),
+                .with_path_ceiling(cfg.path_window_floor)
+                .with_growth_limit(cfg.queue_growth_target),
         }
     }
 
@@ -248,7 +262,8 @@ impl WindowLaw for WincmConsumer {
 
     /// BIC growth (normal state).
     fn increase(&mut self, _now: Timestamp) {
-        self.bic.increase(&mut self.core.cwnd);
+        let cap = self.core.growth_cap();
+        self.bic.increase(&mut self.core.cwnd, cap);
         self.clamp();
     }
 
@@ -278,7 +293,8 @@ impl WindowLaw for WincmConsumer {
         if self.num_marked > 0 {
             self.norm_data += 1;
             if !self.held(now, fb) {
-                self.core.cwnd += 1.0 / self.core.cwnd;
+                let step = 1.0 / self.core.cwnd;
+                self.core.cwnd += self.core.growth_cap().map_or(step, |c| step.min(c));
             }
             if self.norm_data >= self.cfg.n_normal {
                 self.norm_data = 0;
@@ -338,6 +354,37 @@ mod tests {
         let (w_paper, step_paper) = after_episode(WincmConsumerConfig::paper());
         assert!((w_paper - 4.0).abs() < 1e-12);
         assert_eq!(step_paper, 1.0, "slow start again");
+    }
+
+    /// `queue_growth_target` (W16, off in both profiles): in the
+    /// congestion state an unmarked Data adds 1/cwnd while the RTT shows
+    /// no queue, and at most 5/50 · (1 + 1/cwnd) once it shows the 5 ms
+    /// target; without the key 1/cwnd either way.
+    #[test]
+    fn growth_is_limited_while_the_rtt_shows_a_queue_with_the_key() {
+        let t = Timestamp::from_millis(1);
+        let at = |ms: u64, mark: u64| DataFeedback {
+            rtt: Some(Duration::from_millis(ms)),
+            congestion_mark: mark,
+            ..DataFeedback::default()
+        };
+        let step = |cfg: WincmConsumerConfig, rtt_ms: u64| {
+            let mut c = WincmConsumer::new(cfg);
+            c.on_data(t, &at(50, 0)); // slow start 1 → 2; min RTT 50 ms
+            c.on_data(t, &at(50, 1)); // 2 − β: the floor of one
+            assert_eq!(c.cwnd(), 1.0);
+            c.on_data(t, &at(rtt_ms, 0));
+            c.cwnd() - 1.0
+        };
+        let limited = WincmConsumerConfig {
+            queue_growth_target: Some(Duration::from_millis(5)),
+            ..WincmConsumerConfig::default()
+        };
+        assert!((step(limited, 50) - 1.0).abs() < 1e-12);
+        // srtt 50 → 56.25 ms.
+        assert!((step(limited, 100) - 0.2).abs() < 1e-12);
+        assert!((step(WincmConsumerConfig::default(), 100) - 1.0).abs() < 1e-12);
+        assert!((step(WincmConsumerConfig::paper(), 100) - 1.0).abs() < 1e-12);
     }
 
     /// `hold_after_cut`: after a cut, unmarked Data whose Interests left

@@ -139,6 +139,11 @@ struct Args {
     /// docs/deviations.md W15).
     #[arg(long, value_name = "BOOL")]
     wincm_hold_after_cut: Option<bool>,
+    /// WinCM: while the RTT shows the AQM's 5 ms target of queue, the
+    /// window grows by at most (cwnd + 1)·target per minimum RTT (off in
+    /// both profiles; docs/deviations.md W16).
+    #[arg(long, value_name = "BOOL")]
+    wincm_queue_growth_limit: Option<bool>,
     /// Set MustBeFresh on segment Interests.
     #[arg(short, long)]
     fresh: bool,
@@ -363,6 +368,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         ccc_initial_window: args.ccc_initial_window,
         ccc_min_pace_ips: args.ccc_min_pace,
         wincm_hold_after_cut: args.wincm_hold_after_cut,
+        wincm_queue_growth_limit: args.wincm_queue_growth_limit,
         ..SchemeOptions::default()
     };
     let open_log = |p: &Option<std::path::PathBuf>| -> Result<Option<Box<dyn Write>>> {

@@ -100,6 +100,9 @@ fn consumer_args(sc: &Scenario, scheme: &str, f: &Flow) -> Vec<String> {
         if let Some(h) = sc.consumer.wincm_hold_after_cut {
             a.extend(["--wincm-hold-after-cut".into(), h.to_string()]);
         }
+        if let Some(g) = sc.consumer.wincm_queue_growth_limit {
+            a.extend(["--wincm-queue-growth-limit".into(), g.to_string()]);
+        }
     }
     if cc == "qsccp" {
         a.extend(["--class".into(), f.class.clone()]);

@@ -143,6 +143,9 @@ pub struct ConsumerKnobs {
     /// WinCM: Data sent before the last cut add nothing in the congestion
     /// state (`--wincm-hold-after-cut`).
     pub wincm_hold_after_cut: Option<bool>,
+    /// WinCM: growth limited while the RTT shows a queue
+    /// (`--wincm-queue-growth-limit`).
+    pub wincm_queue_growth_limit: Option<bool>,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -349,6 +352,7 @@ impl Scenario {
                     ccc_initial_window: c.ccc_initial_window,
                     ccc_min_pace_ips: c.ccc_min_pace_ips,
                     wincm_hold_after_cut: c.wincm_hold_after_cut,
+                    wincm_queue_growth_limit: c.wincm_queue_growth_limit,
                 }),
             })?;
         let queue_packets = match v.queue_packets {

@@ -54,6 +54,7 @@ pub(super) struct RawConsumer {
     pub ccc_initial_window: Option<u32>,
     pub ccc_min_pace_ips: Option<f64>,
     pub wincm_hold_after_cut: Option<bool>,
+    pub wincm_queue_growth_limit: Option<bool>,
 }
 
 impl RawScenario {

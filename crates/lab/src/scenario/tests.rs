@@ -331,7 +331,8 @@ fn multicast_groups_lines_reach_the_forwarder_config() {
 fn consumer_knobs_reach_the_consumer_options() {
     let with = |t: &str| DIAMOND.replacen("[cc_qsccp]", &format!("[consumer]\n{t}\n[cc_qsccp]"), 1);
     let s = Scenario::parse(&with(
-        "ccc_initial_window = 0\nccc_min_pace_ips = 0.5\nwincm_hold_after_cut = true",
+        "ccc_initial_window = 0\nccc_min_pace_ips = 0.5\nwincm_hold_after_cut = true\n\
+         wincm_queue_growth_limit = true",
     ))
     .unwrap();
     assert_eq!(
@@ -340,6 +341,7 @@ fn consumer_knobs_reach_the_consumer_options() {
             ccc_initial_window: Some(0),
             ccc_min_pace_ips: Some(0.5),
             wincm_hold_after_cut: Some(true),
+            wincm_queue_growth_limit: Some(true),
         }
     );
     let o = crate::sim::build::consumer_options(&s, "ccc", &s.flows[0]).unwrap();
@@ -347,6 +349,7 @@ fn consumer_knobs_reach_the_consumer_options() {
     assert_eq!((law.initial_window, law.min_pace_ips), (0, 0.5));
     let w = crate::sim::build::consumer_options(&s, "wincm", &s.flows[0]).unwrap();
     assert!(w.law_config().wincm.hold_after_cut);
+    assert!(w.law_config().wincm.queue_growth_target.is_some());
     let plain = Scenario::parse(DIAMOND).unwrap();
     let law = crate::sim::build::consumer_options(&plain, "ccc", &plain.flows[0])
         .unwrap()
@@ -358,6 +361,7 @@ fn consumer_knobs_reach_the_consumer_options() {
         !w.law_config().wincm.hold_after_cut,
         "off in the tuned profile"
     );
+    assert_eq!(w.law_config().wincm.queue_growth_target, None, "off, tuned");
     assert!(Scenario::parse(&with("ccc_min_pace_ips = -1")).is_err());
     assert!(Scenario::parse(&with("ccc_window = 0")).is_err());
 }

@@ -75,6 +75,7 @@ pub(crate) fn consumer_options(
         ccc_initial_window: sc.consumer.ccc_initial_window,
         ccc_min_pace_ips: sc.consumer.ccc_min_pace_ips,
         wincm_hold_after_cut: sc.consumer.wincm_hold_after_cut,
+        wincm_queue_growth_limit: sc.consumer.wincm_queue_growth_limit,
         ..SchemeOptions::default()
     })
 }
