@@ -43,6 +43,20 @@ pub fn value_at(s: &Series, t: f64) -> Option<f64> {
     s.last().map(|x| x.1)
 }
 
+/// Mean frame size from `t0` to the end: the bytes over the frames counted
+/// since the first sample at or after `t0` (`bytes` and `frames` are
+/// cumulative counters); `None` when no frame was counted since. The
+/// lab's frame size is the last half's, as the envelope grid's: a run's
+/// first Data (RDR metadata) are smaller, and a whole-run mean put a queue
+/// of two full Data just over "two Data times".
+pub fn mean_frame_since(bytes: &Series, frames: &Series, t0: f64) -> Option<f64> {
+    let i = bytes.iter().position(|(t, _)| *t >= t0)?;
+    let j = frames.iter().position(|(t, _)| *t >= t0)?;
+    let (b0, b1) = (bytes[i].1, bytes.last()?.1);
+    let (f0, f1) = (frames[j].1, frames.last()?.1);
+    (f1 > f0).then(|| (b1 - b0) / (f1 - f0))
+}
+
 /// Mean rate (per second) of a cumulative counter between `t0` and `t1`.
 pub fn mean_rate(s: &Series, t0: f64, t1: f64) -> f64 {
     if t1 <= t0 {
@@ -133,6 +147,32 @@ mod tests {
         let s = [(0.0, 10.0), (1.0, 20.0), (2.0, 40.0), (3.0, 80.0)];
         assert_eq!(mean_between(&s, 1.0, 2.0), 30.0);
         assert_eq!(mean_between(&s, 5.0, 6.0), 0.0);
+    }
+
+    /// A 300-byte first Data then 4481-byte ones: the last half's mean is
+    /// the full frame, where the whole run's was smaller; no frame since
+    /// `t0` gives none.
+    #[test]
+    fn the_frame_size_is_the_last_halfs() {
+        let frames = [(0.0, 0.0), (1.0, 1.0), (2.0, 11.0), (3.0, 21.0)];
+        let bytes: Vec<(f64, f64)> = frames
+            .iter()
+            .map(|&(t, f)| {
+                (
+                    t,
+                    if f > 0.0 {
+                        300.0 + (f - 1.0) * 4481.0
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(mean_frame_since(&bytes, &frames, 1.5), Some(4481.0));
+        assert!(bytes[3].1 / frames[3].1 < 4481.0);
+        let idle = [(0.0, 0.0), (1.0, 5.0), (2.0, 5.0)];
+        assert_eq!(mean_frame_since(&idle, &idle, 1.5), None);
+        assert_eq!(mean_frame_since(&idle, &idle, 9.0), None);
     }
 
     #[test]

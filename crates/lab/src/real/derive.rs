@@ -145,14 +145,21 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
             s.face(fwd).map(|x| x.n_out_bytes as f64)
         });
         let utilisation = mean_rate(&bytes, half, t_end) * 8.0 / cap as f64;
-        // Average Data size on this face, to express queued Interests as time.
-        let data_size = match (d.first[&m.from].face(fwd), d.last[&m.from].face(fwd)) {
+        // Average Data size on this face over the last half (the grid's
+        // window), to express queued Interests as time; the whole run's
+        // when no Data left in the last half.
+        let data_count = series(&d.samples, &m.from, |s| {
+            s.face(fwd).map(|x| x.counters.n_out_data as f64)
+        });
+        let whole_run = match (d.first[&m.from].face(fwd), d.last[&m.from].face(fwd)) {
             (Some(a), Some(b)) if b.counters.n_out_data > a.counters.n_out_data => {
                 (b.n_out_bytes - a.n_out_bytes) as f64
                     / (b.counters.n_out_data - a.counters.n_out_data) as f64
             }
             _ => 8200.0,
         };
+        let data_size =
+            crate::metrics::mean_frame_since(&bytes, &data_count, half).unwrap_or(whole_run);
         let data_q = series(&d.samples, &m.from, |s| {
             s.state(fwd).map(|x| x.queue_data_bytes as f64)
         });

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use cc_core::{Duration, Timestamp};
 
-use crate::metrics::{mean_rate, percentile, windowed_rates};
+use crate::metrics::{mean_frame_since, mean_rate, percentile, windowed_rates};
 use crate::results::{finish, FlowResult, LinkResult, Measurements, RunResult, RATE_WINDOW_S};
 use crate::scenario::Scenario;
 use crate::LabError;
@@ -195,11 +195,14 @@ fn link_result(
     let cap = sc.link(from, to).map_or(1, |l| l.capacity_bps) as f64;
     let bytes: Vec<(f64, f64)> = s.iter().map(|x| (x.t_s, x.bytes as f64)).collect();
     let last = s.last().copied().unwrap_or_default();
-    // Mean frame size on the link, to express held Interests as Data time.
-    let frame_bytes = if last.frames > 0 {
-        last.bytes as f64 / last.frames as f64
-    } else {
-        8200.0
+    // Mean frame size on the link over the last half (the grid's window),
+    // to express held Interests as Data time; the whole run's when no
+    // frame left in the last half.
+    let frames: Vec<(f64, f64)> = s.iter().map(|x| (x.t_s, x.frames as f64)).collect();
+    let frame_bytes = match mean_frame_since(&bytes, &frames, half) {
+        Some(f) => f,
+        None if last.frames > 0 => last.bytes as f64 / last.frames as f64,
+        None => 8200.0,
     };
     let queue_series_ms: Vec<(f64, f64)> = s
         .iter()
