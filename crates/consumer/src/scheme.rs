@@ -80,9 +80,9 @@ pub struct SchemeOptions {
     /// in both; W15 in docs/deviations.md).
     pub wincm_hold_after_cut: Option<bool>,
     /// `--wincm-queue-growth-limit`: while the RTT shows the AQM's 5 ms
-    /// target of queue, WinCM's window grows by at most (cwnd + 1)·target
-    /// per minimum RTT (the profile's: off in both; W16 in
-    /// docs/deviations.md).
+    /// target of queue, WinCM's window (BIC's growth and the congestion
+    /// state's) grows by at most (cwnd + 1)·target per minimum RTT (the
+    /// profile's: off in both; W16 in docs/deviations.md).
     pub wincm_queue_growth_limit: Option<bool>,
 }
 
@@ -286,11 +286,16 @@ impl SchemeOptions {
                     disable_cwa: self.disable_cwa,
                     rtt: self.rtt,
                     hold_after_cut: self.wincm_hold_after_cut.unwrap_or(w.hold_after_cut),
+                    // Both parts of W16: BIC's growth and the congestion
+                    // state's.
                     queue_growth_target: match self.wincm_queue_growth_limit {
                         Some(true) => Some(MultiMarkConfig::default().target),
                         Some(false) => None,
                         None => w.queue_growth_target,
                     },
+                    growth_limit_in_congestion: self
+                        .wincm_queue_growth_limit
+                        .unwrap_or(w.growth_limit_in_congestion),
                     ..w
                 }
             },

@@ -192,6 +192,27 @@ mod tests {
     /// Tuned: the search ends within an Interest of bicMax and probing
     /// passes it a few round trips later; the paper's float comparison
     /// halves the gap per round trip for about twenty more.
+    /// A cap (W16) bounds the Reno steps under the low window and the
+    /// binary search's steps, never slow start's.
+    #[test]
+    fn a_cap_bounds_growth_outside_slow_start() {
+        let mut b = Bic::new(BicConfig::default(), 1e5);
+        let mut w = 2.0;
+        b.increase(&mut w, Some(0.01));
+        assert_eq!(w, 3.0, "slow start");
+        b.ssthresh = 2.0;
+        b.increase(&mut w, Some(0.01));
+        assert!((w - 3.01).abs() < 1e-12, "Reno under the low window: {w}");
+        let mut w = 20.0;
+        b.max_win = 40.0;
+        b.min_win = 16.0;
+        b.retarget();
+        let mut free = w;
+        b.clone().increase(&mut free, None);
+        b.increase(&mut w, Some(0.01));
+        assert!(free - 20.0 > 0.1 && (w - 20.01).abs() < 1e-12, "{free} {w}");
+    }
+
     #[test]
     fn the_search_ends_within_an_interest_of_bic_max() {
         let tuned = round_trips_past_bic_max(BicConfig::default());

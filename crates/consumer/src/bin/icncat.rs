@@ -140,8 +140,9 @@ struct Args {
     #[arg(long, value_name = "BOOL")]
     wincm_hold_after_cut: Option<bool>,
     /// WinCM: while the RTT shows the AQM's 5 ms target of queue, the
-    /// window grows by at most (cwnd + 1)·target per minimum RTT (off in
-    /// both profiles; docs/deviations.md W16).
+    /// window (BIC's growth and the congestion state's) grows by at most
+    /// (cwnd + 1)·target per minimum RTT (off in both profiles;
+    /// docs/deviations.md W16).
     #[arg(long, value_name = "BOOL")]
     wincm_queue_growth_limit: Option<bool>,
     /// Set MustBeFresh on segment Interests.

@@ -349,6 +349,7 @@ fn consumer_knobs_reach_the_consumer_options() {
     assert_eq!((law.initial_window, law.min_pace_ips), (0, 0.5));
     let w = crate::sim::build::consumer_options(&s, "wincm", &s.flows[0]).unwrap();
     assert!(w.law_config().wincm.hold_after_cut);
+    assert!(w.law_config().wincm.growth_limit_in_congestion);
     assert!(w.law_config().wincm.queue_growth_target.is_some());
     let plain = Scenario::parse(DIAMOND).unwrap();
     let law = crate::sim::build::consumer_options(&plain, "ccc", &plain.flows[0])
@@ -361,7 +362,11 @@ fn consumer_knobs_reach_the_consumer_options() {
         !w.law_config().wincm.hold_after_cut,
         "off in the tuned profile"
     );
-    assert_eq!(w.law_config().wincm.queue_growth_target, None, "off, tuned");
+    assert!(
+        !w.law_config().wincm.growth_limit_in_congestion,
+        "off, tuned"
+    );
+    assert_eq!(w.law_config().wincm.queue_growth_target, None, "tuned");
     assert!(Scenario::parse(&with("ccc_min_pace_ips = -1")).is_err());
     assert!(Scenario::parse(&with("ccc_window = 0")).is_err());
 }
