@@ -42,6 +42,7 @@
 //! the same condition when segments are sent in increasing order. The window
 //! is clamped to `[min_window, max_window]` (ndnget has no explicit bounds).
 
+use crate::growth_limit::limited;
 use crate::law::DataFeedback;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::{Duration, Timestamp};
@@ -231,13 +232,11 @@ impl Aimd {
 
 impl WindowLaw for Aimd {
     fn increase(&mut self, _now: Timestamp) {
-        let cap = self.core.growth_cap();
-        let cwnd = &mut self.core.cwnd;
-        if *cwnd < self.ssthresh {
-            *cwnd += self.cfg.ai_step;
+        if self.core.cwnd < self.ssthresh {
+            self.core.cwnd += self.cfg.ai_step;
         } else {
-            let step = self.cfg.ai_step / libm::floor(*cwnd).max(1.0);
-            *cwnd += cap.map_or(step, |c| step.min(c));
+            let step = self.cfg.ai_step / libm::floor(self.core.cwnd).max(1.0);
+            self.core.cwnd += limited(step, self.core.growth_cap());
         }
         self.clamp();
     }

@@ -39,6 +39,12 @@ impl QueueGrowthLimit {
     }
 }
 
+/// `step`, or `cap` when that is smaller (`None`: no limit in force).
+#[inline]
+pub(crate) fn limited(step: f64, cap: Option<f64>) -> f64 {
+    cap.map_or(step, |c| step.min(c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,9 +46,9 @@ pub fn value_at(s: &Series, t: f64) -> Option<f64> {
 /// Mean frame size from `t0` to the end: the bytes over the frames counted
 /// since the first sample at or after `t0` (`bytes` and `frames` are
 /// cumulative counters); `None` when no frame was counted since. The
-/// lab's frame size is the last half's, as the envelope grid's: a run's
-/// first Data (RDR metadata) are smaller, and a whole-run mean put a queue
-/// of two full Data just over "two Data times".
+/// lab's frame size is the last half's, the envelope grid's window: a
+/// run's first Data (RDR metadata) are smaller, and the whole run's mean
+/// counted them.
 pub fn mean_frame_since(bytes: &Series, frames: &Series, t0: f64) -> Option<f64> {
     let i = bytes.iter().position(|(t, _)| *t >= t0)?;
     let j = frames.iter().position(|(t, _)| *t >= t0)?;

@@ -16,6 +16,8 @@
 //! round trips: one 4400 B flow on 50 Mbit/s at 150 ms sat at 188
 //! Interests (88 % of the path) for 3.5 s.
 
+use crate::growth_limit::limited;
+
 /// BIC parameters (ndnSIM ConsumerPcon defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -88,7 +90,7 @@ impl Bic {
     /// ([`crate::growth_limit::QueueGrowthLimit`]).
     pub(crate) fn increase(&mut self, cwnd: &mut f64, cap: Option<f64>) {
         let w = *cwnd;
-        let limit = |step: f64| cap.map_or(step, |c| step.min(c));
+        let limit = |step: f64| limited(step, cap);
         if w < self.cfg.low_window {
             *cwnd = if w < self.ssthresh {
                 w + 1.0

@@ -42,6 +42,7 @@
 //! compromise, and still above 1 as the paper requires.
 
 use super::bic::{Bic, BicConfig};
+use crate::growth_limit::limited;
 use crate::law::DataFeedback;
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::time::{Duration, Timestamp};
@@ -307,7 +308,7 @@ impl WindowLaw for WincmConsumer {
                     .growth_limit_in_congestion
                     .then(|| self.core.growth_cap())
                     .flatten();
-                self.core.cwnd += cap.map_or(step, |c| step.min(c));
+                self.core.cwnd += limited(step, cap);
             }
             if self.norm_data >= self.cfg.n_normal {
                 self.norm_data = 0;
