@@ -80,10 +80,14 @@ pub struct SchemeOptions {
     /// in both; W15 in docs/deviations.md).
     pub wincm_hold_after_cut: Option<bool>,
     /// `--wincm-queue-growth-limit`: while the RTT shows the AQM's 5 ms
-    /// target of queue, WinCM's window (BIC's growth and the congestion
-    /// state's) grows by at most (cwnd + 1)·target per minimum RTT (the
-    /// profile's: off in both; W16 in docs/deviations.md).
+    /// target of queue, BIC's growth adds at most (cwnd + 1)·target per
+    /// minimum RTT (the profile's: tuned on, paper off; W16 in
+    /// docs/deviations.md).
     pub wincm_queue_growth_limit: Option<bool>,
+    /// `--wincm-growth-limit-in-congestion`: the same limit on the
+    /// congestion state's 1/cwnd, with BIC's (the profile's: off in both;
+    /// W16).
+    pub wincm_growth_limit_in_congestion: Option<bool>,
 }
 
 /// What a window law may keep in flight without `--max-outstanding`
@@ -132,6 +136,7 @@ impl Default for SchemeOptions {
             ccc_min_pace_ips: None,
             wincm_hold_after_cut: None,
             wincm_queue_growth_limit: None,
+            wincm_growth_limit_in_congestion: None,
         }
     }
 }
@@ -286,7 +291,7 @@ impl SchemeOptions {
                     disable_cwa: self.disable_cwa,
                     rtt: self.rtt,
                     hold_after_cut: self.wincm_hold_after_cut.unwrap_or(w.hold_after_cut),
-                    // Both parts of W16: BIC's growth and the congestion
+                    // W16: BIC's growth, and (with it) the congestion
                     // state's.
                     queue_growth_target: match self.wincm_queue_growth_limit {
                         Some(true) => Some(MultiMarkConfig::default().target),
@@ -294,7 +299,7 @@ impl SchemeOptions {
                         None => w.queue_growth_target,
                     },
                     growth_limit_in_congestion: self
-                        .wincm_queue_growth_limit
+                        .wincm_growth_limit_in_congestion
                         .unwrap_or(w.growth_limit_in_congestion),
                     ..w
                 }

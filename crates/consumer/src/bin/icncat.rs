@@ -139,12 +139,15 @@ struct Args {
     /// docs/deviations.md W15).
     #[arg(long, value_name = "BOOL")]
     wincm_hold_after_cut: Option<bool>,
-    /// WinCM: while the RTT shows the AQM's 5 ms target of queue, the
-    /// window (BIC's growth and the congestion state's) grows by at most
-    /// (cwnd + 1)·target per minimum RTT (off in both profiles;
-    /// docs/deviations.md W16).
+    /// WinCM: while the RTT shows the AQM's 5 ms target of queue, BIC's
+    /// growth adds at most (cwnd + 1)·target per minimum RTT (on in the
+    /// tuned profile, off in the paper's; docs/deviations.md W16).
     #[arg(long, value_name = "BOOL")]
     wincm_queue_growth_limit: Option<bool>,
+    /// WinCM: the same limit on the congestion state's 1/cwnd per
+    /// unmarked Data, with BIC's (off in both profiles; W16).
+    #[arg(long, value_name = "BOOL")]
+    wincm_growth_limit_in_congestion: Option<bool>,
     /// Set MustBeFresh on segment Interests.
     #[arg(short, long)]
     fresh: bool,
@@ -370,6 +373,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         ccc_min_pace_ips: args.ccc_min_pace,
         wincm_hold_after_cut: args.wincm_hold_after_cut,
         wincm_queue_growth_limit: args.wincm_queue_growth_limit,
+        wincm_growth_limit_in_congestion: args.wincm_growth_limit_in_congestion,
         ..SchemeOptions::default()
     };
     let open_log = |p: &Option<std::path::PathBuf>| -> Result<Option<Box<dyn Write>>> {

@@ -143,9 +143,12 @@ pub struct ConsumerKnobs {
     /// WinCM: Data sent before the last cut add nothing in the congestion
     /// state (`--wincm-hold-after-cut`).
     pub wincm_hold_after_cut: Option<bool>,
-    /// WinCM: growth limited while the RTT shows a queue
+    /// WinCM: BIC's growth limited while the RTT shows a queue
     /// (`--wincm-queue-growth-limit`).
     pub wincm_queue_growth_limit: Option<bool>,
+    /// WinCM: the congestion state's growth limited too
+    /// (`--wincm-growth-limit-in-congestion`).
+    pub wincm_growth_limit_in_congestion: Option<bool>,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -353,6 +356,7 @@ impl Scenario {
                     ccc_min_pace_ips: c.ccc_min_pace_ips,
                     wincm_hold_after_cut: c.wincm_hold_after_cut,
                     wincm_queue_growth_limit: c.wincm_queue_growth_limit,
+                    wincm_growth_limit_in_congestion: c.wincm_growth_limit_in_congestion,
                 }),
             })?;
         let queue_packets = match v.queue_packets {

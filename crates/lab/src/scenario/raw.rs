@@ -55,6 +55,7 @@ pub(super) struct RawConsumer {
     pub ccc_min_pace_ips: Option<f64>,
     pub wincm_hold_after_cut: Option<bool>,
     pub wincm_queue_growth_limit: Option<bool>,
+    pub wincm_growth_limit_in_congestion: Option<bool>,
 }
 
 impl RawScenario {

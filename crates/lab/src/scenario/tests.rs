@@ -332,7 +332,7 @@ fn consumer_knobs_reach_the_consumer_options() {
     let with = |t: &str| DIAMOND.replacen("[cc_qsccp]", &format!("[consumer]\n{t}\n[cc_qsccp]"), 1);
     let s = Scenario::parse(&with(
         "ccc_initial_window = 0\nccc_min_pace_ips = 0.5\nwincm_hold_after_cut = true\n\
-         wincm_queue_growth_limit = true",
+         wincm_queue_growth_limit = false\nwincm_growth_limit_in_congestion = true",
     ))
     .unwrap();
     assert_eq!(
@@ -341,7 +341,8 @@ fn consumer_knobs_reach_the_consumer_options() {
             ccc_initial_window: Some(0),
             ccc_min_pace_ips: Some(0.5),
             wincm_hold_after_cut: Some(true),
-            wincm_queue_growth_limit: Some(true),
+            wincm_queue_growth_limit: Some(false),
+            wincm_growth_limit_in_congestion: Some(true),
         }
     );
     let o = crate::sim::build::consumer_options(&s, "ccc", &s.flows[0]).unwrap();
@@ -350,7 +351,7 @@ fn consumer_knobs_reach_the_consumer_options() {
     let w = crate::sim::build::consumer_options(&s, "wincm", &s.flows[0]).unwrap();
     assert!(w.law_config().wincm.hold_after_cut);
     assert!(w.law_config().wincm.growth_limit_in_congestion);
-    assert!(w.law_config().wincm.queue_growth_target.is_some());
+    assert_eq!(w.law_config().wincm.queue_growth_target, None);
     let plain = Scenario::parse(DIAMOND).unwrap();
     let law = crate::sim::build::consumer_options(&plain, "ccc", &plain.flows[0])
         .unwrap()
@@ -366,7 +367,11 @@ fn consumer_knobs_reach_the_consumer_options() {
         !w.law_config().wincm.growth_limit_in_congestion,
         "off, tuned"
     );
-    assert_eq!(w.law_config().wincm.queue_growth_target, None, "tuned");
+    assert_eq!(
+        w.law_config().wincm.queue_growth_target,
+        Some(cc_core::Duration::from_millis(5)),
+        "on, tuned"
+    );
     assert!(Scenario::parse(&with("ccc_min_pace_ips = -1")).is_err());
     assert!(Scenario::parse(&with("ccc_window = 0")).is_err());
 }

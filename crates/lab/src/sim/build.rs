@@ -76,6 +76,7 @@ pub(crate) fn consumer_options(
         ccc_min_pace_ips: sc.consumer.ccc_min_pace_ips,
         wincm_hold_after_cut: sc.consumer.wincm_hold_after_cut,
         wincm_queue_growth_limit: sc.consumer.wincm_queue_growth_limit,
+        wincm_growth_limit_in_congestion: sc.consumer.wincm_growth_limit_in_congestion,
         ..SchemeOptions::default()
     })
 }
