@@ -85,8 +85,7 @@ pub struct SchemeOptions {
     /// docs/deviations.md).
     pub wincm_queue_growth_limit: Option<bool>,
     /// `--wincm-growth-limit-in-congestion`: the same limit on the
-    /// congestion state's 1/cwnd, with BIC's (the profile's: off in both;
-    /// W16).
+    /// congestion state's 1/cwnd (the profile's: off in both; W16).
     pub wincm_growth_limit_in_congestion: Option<bool>,
 }
 

@@ -106,8 +106,9 @@ pub struct WincmConsumerConfig {
     /// 5 ms (W16 in docs/deviations.md: envelope grid 66 → 71, the
     /// scenario set unchanged); paper: `None`, BIC as Algorithm 2.
     pub queue_growth_target: Option<Duration>,
-    /// The same limit on the congestion state's 1/cwnd per unmarked Data
-    /// (with `queue_growth_target`) [D]. Off in both profiles: measured
+    /// The same limit on the congestion state's 1/cwnd per unmarked Data,
+    /// at `queue_growth_target` or, when that is `None`, the AQM's 5 ms
+    /// [D]. Off in both profiles: measured
     /// and not taken (W16: with it the grid went 66 → 82, but agreeing
     /// testbed points 13 → 10 and the arrival scenario's flows no longer
     /// settled).
@@ -196,7 +197,11 @@ impl WincmConsumer {
             core: WindowCore::new(min, cfg.disable_cwa, false, cfg.rtt)
                 .with_pacing(cfg.pacing)
                 .with_path_ceiling(cfg.path_window_floor)
-                .with_growth_limit(cfg.queue_growth_target),
+                .with_growth_limit(
+                    cfg.queue_growth_target.or(cfg
+                        .growth_limit_in_congestion
+                        .then(|| super::MultiMarkConfig::default().target)),
+                ),
         }
     }
 
@@ -267,7 +272,10 @@ impl WindowLaw for WincmConsumer {
 
     /// BIC growth (normal state).
     fn increase(&mut self, _now: Timestamp) {
-        let cap = self.core.growth_cap();
+        let cap = self
+            .cfg
+            .queue_growth_target
+            .and_then(|_| self.core.growth_cap());
         self.bic.increase(&mut self.core.cwnd, cap);
         self.clamp();
     }
@@ -412,13 +420,21 @@ mod tests {
         };
         let (_, paper_step) = bic_step(paper, 210);
         assert!(paper_step > cap, "Algorithm 2: {paper_step}");
+        // The congestion state's key alone leaves BIC's growth alone.
+        let congestion_only = WincmConsumerConfig {
+            queue_growth_target: None,
+            growth_limit_in_congestion: true,
+            ..tuned
+        };
+        let (_, bic_free) = bic_step(congestion_only, 210);
+        assert!(bic_free > cap, "BIC unlimited: {bic_free}");
     }
 
     /// `growth_limit_in_congestion` with `queue_growth_target` (W16, off
     /// in both profiles): in the congestion state an unmarked Data adds
     /// 1/cwnd while the RTT shows no queue, and at most 5/50 · (1 + 1/cwnd)
-    /// once it shows the 5 ms target; with the target alone (BIC's growth
-    /// only) and without either, 1/cwnd.
+    /// once it shows the 5 ms target, with BIC's part or without it (the
+    /// AQM's 5 ms then); with BIC's part alone and without either, 1/cwnd.
     #[test]
     fn congestion_state_growth_is_limited_with_the_key() {
         let t = Timestamp::from_millis(1);
@@ -446,6 +462,11 @@ mod tests {
         assert!((step(limited, 50) - 1.0).abs() < 1e-12);
         // srtt 50 → 56.25 ms.
         assert!((step(limited, 100) - 0.2).abs() < 1e-12);
+        let congestion_only = WincmConsumerConfig {
+            queue_growth_target: None,
+            ..limited
+        };
+        assert!((step(congestion_only, 100) - 0.2).abs() < 1e-12);
         assert!((step(bic_only, 100) - 1.0).abs() < 1e-12);
         assert!((step(WincmConsumerConfig::default(), 100) - 1.0).abs() < 1e-12);
         assert!((step(WincmConsumerConfig::paper(), 100) - 1.0).abs() < 1e-12);

@@ -145,7 +145,7 @@ struct Args {
     #[arg(long, value_name = "BOOL")]
     wincm_queue_growth_limit: Option<bool>,
     /// WinCM: the same limit on the congestion state's 1/cwnd per
-    /// unmarked Data, with BIC's (off in both profiles; W16).
+    /// unmarked Data (off in both profiles; W16).
     #[arg(long, value_name = "BOOL")]
     wincm_growth_limit_in_congestion: Option<bool>,
     /// Set MustBeFresh on segment Interests.
