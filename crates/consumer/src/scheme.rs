@@ -290,8 +290,8 @@ impl SchemeOptions {
                     disable_cwa: self.disable_cwa,
                     rtt: self.rtt,
                     hold_after_cut: self.wincm_hold_after_cut.unwrap_or(w.hold_after_cut),
-                    // W16: BIC's growth, and (with it) the congestion
-                    // state's.
+                    // W16: BIC's growth and the congestion state's, each
+                    // its own key.
                     queue_growth_target: match self.wincm_queue_growth_limit {
                         Some(true) => Some(MultiMarkConfig::default().target),
                         Some(false) => None,
