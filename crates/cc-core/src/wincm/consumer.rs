@@ -374,6 +374,15 @@ mod tests {
         assert_eq!(step_paper, 1.0, "slow start again");
     }
 
+    /// A Data with an RTT sample of `ms` and `mark` congestion marks.
+    fn at(ms: u64, mark: u64) -> DataFeedback {
+        DataFeedback {
+            rtt: Some(Duration::from_millis(ms)),
+            congestion_mark: mark,
+            ..DataFeedback::default()
+        }
+    }
+
     /// W16, tuned: after an episode, BIC's growth per unmarked Data is
     /// at most 5/200 · (1 + 1/cwnd) while the RTT shows the 5 ms target
     /// of queue, and BIC's own step while it does not; the paper's
@@ -381,11 +390,6 @@ mod tests {
     #[test]
     fn bic_growth_is_limited_while_a_queue_shows_in_the_tuned_profile() {
         let t = Timestamp::from_millis(1);
-        let at = |ms: u64, mark: u64| DataFeedback {
-            rtt: Some(Duration::from_millis(ms)),
-            congestion_mark: mark,
-            ..DataFeedback::default()
-        };
         // One BIC step after an episode, with later RTT samples of `ms`.
         let bic_step = |cfg: WincmConsumerConfig, ms: u64| {
             let mut c = WincmConsumer::new(cfg);
@@ -438,11 +442,6 @@ mod tests {
     #[test]
     fn congestion_state_growth_is_limited_with_the_key() {
         let t = Timestamp::from_millis(1);
-        let at = |ms: u64, mark: u64| DataFeedback {
-            rtt: Some(Duration::from_millis(ms)),
-            congestion_mark: mark,
-            ..DataFeedback::default()
-        };
         let step = |cfg: WincmConsumerConfig, rtt_ms: u64| {
             let mut c = WincmConsumer::new(cfg);
             c.on_data(t, &at(50, 0)); // slow start 1 → 2; min RTT 50 ms
