@@ -2,8 +2,10 @@
 //! docs/deviations.md): how much one unmarked Data may add to a window
 //! while the flow's RTT shows a standing queue.
 
-/// Queue-limited growth of a window law (the tuned PCON consumer, P10 in
-/// docs/deviations.md; WinCM's keys of W16, off in both profiles).
+/// Queue-limited growth of a window law (in the tuned profile PCON's
+/// congestion avoidance, P10 in docs/deviations.md, and WinCM's BIC
+/// growth, W16; WinCM's congestion state only with its key, off in both
+/// profiles).
 ///
 /// Why: a window law grows by about one Interest per round trip per flow
 /// (Reno's additive increase; BIC's search steps by more). N flows then

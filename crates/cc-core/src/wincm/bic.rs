@@ -191,9 +191,6 @@ mod tests {
         u32::MAX
     }
 
-    /// Tuned: the search ends within an Interest of bicMax and probing
-    /// passes it a few round trips later; the paper's float comparison
-    /// halves the gap per round trip for about twenty more.
     /// A cap (W16) bounds the Reno steps under the low window and the
     /// binary search's steps, never slow start's.
     #[test]
@@ -215,6 +212,9 @@ mod tests {
         assert!(free - 20.0 > 0.1 && (w - 20.01).abs() < 1e-12, "{free} {w}");
     }
 
+    /// Tuned: the search ends within an Interest of bicMax and probing
+    /// passes it a few round trips later; the paper's float comparison
+    /// halves the gap per round trip for about twenty more.
     #[test]
     fn the_search_ends_within_an_interest_of_bic_max() {
         let tuned = round_trips_past_bic_max(BicConfig::default());

@@ -18,7 +18,13 @@
 //!   episode of the AQM marks about a queue's worth of Data; on a path
 //!   whose round trip outlasts the AQM's next detection, the next episode
 //!   marks Data the last cuts have not reached yet. Envelope grid: 43 → 50
-//!   of 108 points (one 8 KB flow on 10 Mbit/s at 150 ms: 89.1 → 99.7 %).
+//!   of 108 points (one 8 KB flow on 10 Mbit/s at 150 ms: 89.1 → 99.7 %);
+//! * tuned (`queue_growth_target`): while the smoothed RTT shows the AQM's
+//!   5 ms of queue, BIC's growth adds at most (cwnd + 1)·target per
+//!   minimum RTT ([`crate::growth_limit::QueueGrowthLimit`]; W16 in
+//!   docs/deviations.md, envelope grid 66 → 71); optional
+//!   (`growth_limit_in_congestion`, off in both profiles): the same limit
+//!   on the congestion state's 1/cwnd.
 //!
 //! Deviation: β defaults to 1.5, not the paper's 4 (UIW's d is 1.1, see
 //! `forwarding`). Multi-congestion marking marks about one queue's worth
@@ -108,10 +114,9 @@ pub struct WincmConsumerConfig {
     pub queue_growth_target: Option<Duration>,
     /// The same limit on the congestion state's 1/cwnd per unmarked Data,
     /// at `queue_growth_target` or, when that is `None`, the AQM's 5 ms
-    /// [D]. Off in both profiles: measured
-    /// and not taken (W16: with it the grid went 66 → 82, but agreeing
-    /// testbed points 13 → 10 and the arrival scenario's flows no longer
-    /// settled).
+    /// [D]. Off in both profiles: measured and not taken (W16: with it
+    /// the grid went 66 → 82, but agreeing testbed points 13 → 10 and the
+    /// arrival scenario's flows no longer settled).
     pub growth_limit_in_congestion: bool,
 }
 
