@@ -147,7 +147,9 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
         let utilisation = mean_rate(&bytes, half, t_end) * 8.0 / cap as f64;
         // Average Data size on this face over the last half (the grid's
         // window), to express queued Interests as time; the whole run's
-        // when no Data left in the last half.
+        // when no Data left in the last half; the scenario's segment size
+        // (a Data's content, short of its name and signature) when none
+        // left at all.
         let data_count = series(&d.samples, &m.from, |s| {
             s.face(fwd).map(|x| x.counters.n_out_data as f64)
         });
@@ -156,7 +158,7 @@ pub fn derive(sc: &Scenario, scheme: &str, d: &RunData) -> RunResult {
                 (b.n_out_bytes - a.n_out_bytes) as f64
                     / (b.counters.n_out_data - a.counters.n_out_data) as f64
             }
-            _ => 8200.0,
+            _ => f64::from(sc.segment_bytes),
         };
         let data_size =
             crate::metrics::mean_frame_since(&bytes, &data_count, half).unwrap_or(whole_run);

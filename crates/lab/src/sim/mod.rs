@@ -197,12 +197,14 @@ fn link_result(
     let last = s.last().copied().unwrap_or_default();
     // Mean frame size on the link over the last half (the grid's window),
     // to express held Interests as Data time; the whole run's when no
-    // frame left in the last half.
+    // frame left in the last half; the scenario's segment size (a frame's
+    // content, short of its name and signature by ~100 bytes) when the
+    // link carried no frame at all.
     let frames: Vec<(f64, f64)> = s.iter().map(|x| (x.t_s, x.frames as f64)).collect();
     let frame_bytes = match mean_frame_since(&bytes, &frames, half) {
         Some(f) => f,
         None if last.frames > 0 => last.bytes as f64 / last.frames as f64,
-        None => 8200.0,
+        None => f64::from(sc.segment_bytes),
     };
     let queue_series_ms: Vec<(f64, f64)> = s
         .iter()

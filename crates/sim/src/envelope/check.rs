@@ -76,7 +76,9 @@ pub fn check(t: &Topology, family: Family, f: &Figures) -> Vec<String> {
     let single = t.links.len() == 1;
     match family {
         Family::Rate => {
-            // Two serialisations of the largest frame at the slowest
+            // Two serialisations of a Data frame (the measured mean: every
+            // Data of a grid run carries the same content, so the largest
+            // is longer by a few bytes of segment number) at the slowest
             // bottleneck, or what unaligned paced flows queue at the load
             // measured (`paced_queue_floor_ms`, physics like the window
             // floor).
