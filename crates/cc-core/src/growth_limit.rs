@@ -4,8 +4,8 @@
 
 /// Queue-limited growth of a window law (in the tuned profile PCON's
 /// congestion avoidance, P10 in docs/deviations.md, and WinCM's BIC
-/// growth, W16; WinCM's congestion state only with its key, off in both
-/// profiles).
+/// growth, W16; WinCM's congestion state has its own form,
+/// [`additive_step`](Self::additive_step)).
 ///
 /// Why: a window law grows by about one Interest per round trip per flow
 /// (Reno's additive increase; BIC's search steps by more). N flows then
@@ -39,6 +39,27 @@ impl QueueGrowthLimit {
         (target_s > 0.0 && min_rtt_s > 0.0 && queued_s >= target_s)
             .then(|| target_s / min_rtt_s * (1.0 + 1.0 / cwnd.max(1.0)))
     }
+
+    /// The most one unmarked Data may add to a window of `cwnd` in WinCM's
+    /// congestion state (tuned profile, W16 in docs/deviations.md): while
+    /// the RTT shows at least `target` of queue, `target/queue` Interests
+    /// per round trip, i.e. `target/queue/cwnd` per Data; `None` while it
+    /// shows less.
+    ///
+    /// Why this form there and not [`cap`](Self::cap)'s: the congestion
+    /// state follows every episode, so its growth is what flows regain
+    /// their shares with. Flows behind one bottleneck read the same queue
+    /// and so add the same number of Interests per round trip whatever
+    /// their windows, as Reno's do, and converge to equal windows; `cap`,
+    /// mostly in proportion to the window, largely keeps their ratio (under
+    /// it the arrival scenario's flows never settled). The more queue
+    /// stands, the less each flow adds: at 25 ms of queue and a 5 ms
+    /// target, ten flows add two Interests per round trip between them.
+    pub fn additive_step(target_s: f64, srtt_s: f64, min_rtt_s: f64, cwnd: f64) -> Option<f64> {
+        let queued_s = srtt_s - min_rtt_s;
+        (target_s > 0.0 && min_rtt_s > 0.0 && queued_s >= target_s)
+            .then(|| target_s / queued_s / cwnd.max(1.0))
+    }
 }
 
 /// `step`, or `cap` when that is smaller (`None`: no limit in force).
@@ -66,5 +87,25 @@ mod tests {
         assert_eq!(cap(0.0, 0.2, 0.05, 2.0), None);
         assert_eq!(cap(0.005, 0.2, 0.0, 2.0), None);
         assert_eq!(cap(0.005, f64::NAN, 0.05, 2.0), None);
+    }
+
+    /// The additive step is `target/queue` Interests per round trip of
+    /// `cwnd` Data, the same for every window, and holds only while the
+    /// RTT shows the target.
+    #[test]
+    fn additive_step_is_the_same_per_round_trip_for_every_window() {
+        let step = QueueGrowthLimit::additive_step;
+        assert_eq!(step(0.005, 0.054, 0.050, 2.0), None);
+        for cwnd in [1.0, 2.0, 7.5, 40.0] {
+            let s = step(0.005, 0.070, 0.050, cwnd).expect("20 ms of queue");
+            assert!((s * cwnd - 0.25).abs() < 1e-12, "{cwnd}: {s}");
+        }
+        // At the target, about Reno's one Interest per round trip.
+        let at_target = step(0.005, 0.0551, 0.050, 4.0).expect("5.1 ms of queue");
+        assert!((at_target * 4.0 - 0.005 / 0.0051).abs() < 1e-9);
+        assert_eq!(step(0.005, 0.5, 0.05, 0.5), step(0.005, 0.5, 0.05, 1.0));
+        assert_eq!(step(0.0, 0.2, 0.05, 2.0), None);
+        assert_eq!(step(0.005, 0.2, 0.0, 2.0), None);
+        assert_eq!(step(0.005, f64::NAN, 0.05, 2.0), None);
     }
 }

@@ -248,6 +248,29 @@ impl WindowCore {
         )
     }
 
+    /// The most one unmarked Data may add in WinCM's congestion state
+    /// ([`QueueGrowthLimit::additive_step`]), or `None`: no limit, also
+    /// while the window is below what the path delivered per minimum RTT
+    /// ([`measured_bdp`](Self::measured_bdp)). Such a window holds nothing
+    /// in the queue the RTT shows (that queue is other flows', or the
+    /// smoothed RTT's memory of one the last cut drained), so limiting it
+    /// only slows the refilling of the pipe after a cut: the arrival
+    /// scenario's four flows, each at a product of 1.4 Data, ran at 96.1 %
+    /// with the limit on every window and 98.8 % with this exception (both
+    /// with WinCM's mark floor, `WincmConsumerConfig::bandwidth_floor`).
+    pub(crate) fn congestion_growth_cap(&self, now: Timestamp) -> Option<f64> {
+        let target = self.growth_target?.as_secs_f64();
+        if self.measured_bdp(now).is_some_and(|bdp| self.cwnd < bdp) {
+            return None;
+        }
+        QueueGrowthLimit::additive_step(
+            target,
+            self.rtt.srtt()?.as_secs_f64(),
+            self.rtt.min_rtt()?.as_secs_f64(),
+            self.cwnd,
+        )
+    }
+
     /// Below the law's own ceiling, the window keeps at most twice the
     /// path's measured bandwidth-delay product, or `floor` Interests when
     /// that is more (`None`: the law's ceiling alone).
@@ -601,6 +624,34 @@ mod tests {
         feed(&mut w, 145, 175, 5);
         let partial = w.measured_bdp(Timestamp::from_millis(175)).unwrap();
         assert!((partial - 20.0).abs() < 1e-9, "{partial}");
+    }
+
+    /// WinCM's congestion-state limit: `target/queue` per round trip while
+    /// the smoothed RTT shows the target of queue, none below it, and none
+    /// for a window under the path's measured product.
+    #[test]
+    fn congestion_growth_cap_spares_a_window_under_the_product() {
+        let mut w = WindowCore::new(8.0, false, false, RttConfig::default())
+            .with_path_ceiling(Some(512.0))
+            .with_growth_limit(Some(Duration::from_millis(5)));
+        // Six Data per 100 ms round; RTT 100 ms, then 180 ms samples.
+        for t in (20..=120).step_by(20) {
+            let (t, fb) = data(t, 100, 0);
+            w.record_data(t, &fb);
+        }
+        let now = Timestamp::from_millis(120);
+        assert_eq!(w.congestion_growth_cap(now), None, "no queue shows");
+        let (t, fb) = data(140, 180, 0);
+        w.record_data(t, &fb);
+        let now = t;
+        let queue = w.rtt.srtt().unwrap().as_secs_f64() - 0.1;
+        let cap = w.congestion_growth_cap(now).expect("a queue of 10 ms");
+        assert!((cap * 8.0 - 0.005 / queue).abs() < 1e-9, "{cap}");
+        // The path delivered six Data per round: a window of five holds
+        // none of the queue.
+        w.cwnd = 5.0;
+        assert!(w.measured_bdp(now).unwrap() > 5.0);
+        assert_eq!(w.congestion_growth_cap(now), None, "under the product");
     }
 
     #[test]

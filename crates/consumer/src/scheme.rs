@@ -84,9 +84,12 @@ pub struct SchemeOptions {
     /// minimum RTT (the profile's: tuned on, paper off; W16 in
     /// docs/deviations.md).
     pub wincm_queue_growth_limit: Option<bool>,
-    /// `--wincm-growth-limit-in-congestion`: the same limit on the
-    /// congestion state's 1/cwnd (the profile's: off in both; W16).
+    /// `--wincm-growth-limit-in-congestion`: the congestion state's
+    /// additive limit (the profile's: tuned on, paper off; W16).
     pub wincm_growth_limit_in_congestion: Option<bool>,
+    /// `--wincm-bandwidth-floor`: a mark's cut stops at the path's
+    /// measured product (the profile's: tuned on, paper off; W17).
+    pub wincm_bandwidth_floor: Option<bool>,
 }
 
 /// What a window law may keep in flight without `--max-outstanding`
@@ -136,6 +139,7 @@ impl Default for SchemeOptions {
             wincm_hold_after_cut: None,
             wincm_queue_growth_limit: None,
             wincm_growth_limit_in_congestion: None,
+            wincm_bandwidth_floor: None,
         }
     }
 }
@@ -300,6 +304,7 @@ impl SchemeOptions {
                     growth_limit_in_congestion: self
                         .wincm_growth_limit_in_congestion
                         .unwrap_or(w.growth_limit_in_congestion),
+                    bandwidth_floor: self.wincm_bandwidth_floor.unwrap_or(w.bandwidth_floor),
                     ..w
                 }
             },

@@ -22,9 +22,15 @@
 //! * tuned (`queue_growth_target`): while the smoothed RTT shows the AQM's
 //!   5 ms of queue, BIC's growth adds at most (cwnd + 1)·target per
 //!   minimum RTT ([`crate::growth_limit::QueueGrowthLimit`]; W16 in
-//!   docs/deviations.md, envelope grid 66 → 71); optional
-//!   (`growth_limit_in_congestion`, off in both profiles): the same limit
-//!   on the congestion state's 1/cwnd.
+//!   docs/deviations.md, envelope grid 66 → 71);
+//! * tuned (`growth_limit_in_congestion`): while the RTT shows the same
+//!   target of queue, the congestion state adds `target/queue` Interests
+//!   per round trip instead of one, the same for every flow behind the
+//!   queue, unless the window is below what the path delivers per minimum
+//!   RTT ([`crate::growth_limit::QueueGrowthLimit::additive_step`]; W16);
+//! * tuned (`bandwidth_floor`): a mark's cut stops at what the path
+//!   delivered per minimum RTT (W17, PCON's P9). With the last two,
+//!   envelope grid 71 → 90.
 //!
 //! Deviation: β defaults to 1.5, not the paper's 4 (UIW's d is 1.1, see
 //! `forwarding`). Multi-congestion marking marks about one queue's worth
@@ -112,12 +118,20 @@ pub struct WincmConsumerConfig {
     /// 5 ms (W16 in docs/deviations.md: envelope grid 66 → 71, the
     /// scenario set unchanged); paper: `None`, BIC as Algorithm 2.
     pub queue_growth_target: Option<Duration>,
-    /// The same limit on the congestion state's 1/cwnd per unmarked Data,
-    /// at `queue_growth_target` or, when that is `None`, the AQM's 5 ms
-    /// [D]. Off in both profiles: measured and not taken (W16: with it
-    /// the grid went 66 → 82, but agreeing testbed points 13 → 10 and the
-    /// arrival scenario's flows no longer settled).
+    /// While the RTT shows at least `queue_growth_target` of queue (or,
+    /// when that is `None`, the AQM's 5 ms), the congestion state adds at
+    /// most `target/queue` Interests per round trip instead of one, unless
+    /// the window is below what the path delivers per minimum RTT
+    /// ([`crate::growth_limit::QueueGrowthLimit::additive_step`]) [D].
+    /// Tuned: on (W16 in docs/deviations.md, with `bandwidth_floor`);
+    /// paper: off, 1/cwnd per unmarked Data as Algorithm 2.
     pub growth_limit_in_congestion: bool,
+    /// A mark's cut never leaves the window below what the path delivered
+    /// per minimum RTT over the last round trips, nor above the window it
+    /// cuts (PCON's P9, TCP Westwood+'s bandwidth × min RTT) [D]. Tuned:
+    /// on (W17 in docs/deviations.md); paper: off, `cwnd − β` whatever
+    /// the path.
+    pub bandwidth_floor: bool,
 }
 
 impl WincmConsumerConfig {
@@ -133,6 +147,7 @@ impl WincmConsumerConfig {
             pacing: None,
             queue_growth_target: None,
             growth_limit_in_congestion: false,
+            bandwidth_floor: false,
             ..WincmConsumerConfig::default()
         }
     }
@@ -162,7 +177,8 @@ impl Default for WincmConsumerConfig {
             hold_after_cut: false,
             pacing: None,
             queue_growth_target: Some(crate::wincm::MultiMarkConfig::default().target),
-            growth_limit_in_congestion: false,
+            growth_limit_in_congestion: true,
+            bandwidth_floor: true,
         }
     }
 }
@@ -230,7 +246,7 @@ impl WincmConsumer {
         &self.core.rtt
     }
 
-    fn on_mark(&mut self) {
+    fn on_mark(&mut self, now: Timestamp) {
         self.num_marked = self.num_marked.saturating_add(1);
         self.norm_data = 0;
         if self.num_marked == 1 {
@@ -245,7 +261,13 @@ impl WincmConsumer {
                 self.bic.ssthresh = self.core.cwnd * self.bic.cfg.reno_beta;
             }
         }
+        let before = self.core.cwnd;
         self.core.cwnd = (self.core.cwnd - self.cfg.beta).max(self.cfg.init_cwnd);
+        if self.cfg.bandwidth_floor {
+            if let Some(bdp) = self.core.measured_bdp(now) {
+                self.core.cwnd = self.core.cwnd.max(bdp.min(before));
+            }
+        }
         self.bic.min_win = self.core.cwnd;
         if self.num_marked == 1 && self.bic.max_win < self.prev_max {
             self.bic.max_win = (self.bic.max_win + self.bic.min_win) / 2.0;
@@ -304,7 +326,7 @@ impl WindowLaw for WincmConsumer {
                 self.episode_start = Some(now);
             }
             self.last_cut = Some(now);
-            self.on_mark();
+            self.on_mark(now);
             self.clamp();
             return;
         }
@@ -315,7 +337,7 @@ impl WindowLaw for WincmConsumer {
                 let cap = self
                     .cfg
                     .growth_limit_in_congestion
-                    .then(|| self.core.growth_cap())
+                    .then(|| self.core.congestion_growth_cap(now))
                     .flatten();
                 self.core.cwnd += limited(step, cap);
             }
@@ -439,11 +461,11 @@ mod tests {
         assert!(bic_free > cap, "BIC unlimited: {bic_free}");
     }
 
-    /// `growth_limit_in_congestion` with `queue_growth_target` (W16, off
-    /// in both profiles): in the congestion state an unmarked Data adds
-    /// 1/cwnd while the RTT shows no queue, and at most 5/50 · (1 + 1/cwnd)
-    /// once it shows the 5 ms target, with BIC's part or without it (the
-    /// AQM's 5 ms then); with BIC's part alone and without either, 1/cwnd.
+    /// `growth_limit_in_congestion` (W16, tuned): in the congestion state
+    /// an unmarked Data adds 1/cwnd while the RTT shows no queue, and
+    /// `target/queue/cwnd` once it shows the 5 ms target (`queue_growth_target`'s,
+    /// or the AQM's when that is `None`); without the key (the paper
+    /// profile) 1/cwnd.
     #[test]
     fn congestion_state_growth_is_limited_with_the_key() {
         let t = Timestamp::from_millis(1);
@@ -455,25 +477,62 @@ mod tests {
             c.on_data(t, &at(rtt_ms, 0));
             c.cwnd() - 1.0
         };
-        let bic_only = WincmConsumerConfig {
-            queue_growth_target: Some(Duration::from_millis(5)),
-            ..WincmConsumerConfig::default()
-        };
-        let limited = WincmConsumerConfig {
-            growth_limit_in_congestion: true,
-            ..bic_only
-        };
-        assert!((step(limited, 50) - 1.0).abs() < 1e-12);
-        // srtt 50 → 56.25 ms.
-        assert!((step(limited, 100) - 0.2).abs() < 1e-12);
+        let tuned = WincmConsumerConfig::default();
+        assert!(tuned.growth_limit_in_congestion);
+        assert!((step(tuned, 50) - 1.0).abs() < 1e-12);
+        // srtt 50 → 56.25 ms: 6.25 ms of queue, 5/6.25 of an Interest.
+        assert!((step(tuned, 100) - 0.8).abs() < 1e-12);
         let congestion_only = WincmConsumerConfig {
             queue_growth_target: None,
-            ..limited
+            ..tuned
         };
-        assert!((step(congestion_only, 100) - 0.2).abs() < 1e-12);
-        assert!((step(bic_only, 100) - 1.0).abs() < 1e-12);
-        assert!((step(WincmConsumerConfig::default(), 100) - 1.0).abs() < 1e-12);
+        assert!((step(congestion_only, 100) - 0.8).abs() < 1e-12);
+        let without = WincmConsumerConfig {
+            growth_limit_in_congestion: false,
+            ..tuned
+        };
+        assert!((step(without, 100) - 1.0).abs() < 1e-12);
         assert!((step(WincmConsumerConfig::paper(), 100) - 1.0).abs() < 1e-12);
+    }
+
+    /// `bandwidth_floor` (W17, tuned): a mark's cut stops at what the path
+    /// delivered per minimum RTT, and never lifts the window it cuts; the
+    /// paper profile cuts β whatever the path.
+    #[test]
+    fn a_cut_stops_at_the_measured_product_in_the_tuned_profile() {
+        let ms = Timestamp::from_millis;
+        // Seven unmarked Data `gap_ms` apart over a 100 ms path (slow
+        // start 1 → 8), then a mark `late_ms` after the last.
+        let run = |cfg: WincmConsumerConfig, gap_ms: u64, late_ms: u64| {
+            let mut c = WincmConsumer::new(WincmConsumerConfig {
+                path_window_floor: Some(512.0),
+                ..cfg
+            });
+            for i in 1..=7 {
+                c.on_data(ms(gap_ms * i), &at(100, 0));
+            }
+            let w = c.cwnd();
+            let mark_at = ms(gap_ms * 7 + late_ms);
+            c.on_data(mark_at, &at(100, 1));
+            (w, c.cwnd(), c.core.measured_bdp(mark_at))
+        };
+        // Eight Data (the marked one too) in a 115 ms round: a product of
+        // 6.96, between 8 − β and 8.
+        let tuned = WincmConsumerConfig::default();
+        let (w, cut, bdp) = run(tuned, 14, 31);
+        let bdp = bdp.expect("measured");
+        assert_eq!(w, 8.0);
+        assert!(w - 1.5 < bdp && bdp < w, "{bdp}");
+        assert!((cut - bdp).abs() < 1e-9, "{w} → {cut}, product {bdp}");
+        // Eight Data in 73 ms: a product of 11, above the window: no cut.
+        let (w, cut, _) = run(tuned, 12, 1);
+        assert_eq!(cut, w);
+        let floorless = WincmConsumerConfig {
+            bandwidth_floor: false,
+            ..tuned
+        };
+        assert_eq!(run(floorless, 14, 31).1, 8.0 - 1.5);
+        assert_eq!(run(WincmConsumerConfig::paper(), 14, 31).1, 8.0 - 4.0);
     }
 
     /// `hold_after_cut`: after a cut, unmarked Data whose Interests left

@@ -144,10 +144,15 @@ struct Args {
     /// tuned profile, off in the paper's; docs/deviations.md W16).
     #[arg(long, value_name = "BOOL")]
     wincm_queue_growth_limit: Option<bool>,
-    /// WinCM: the same limit on the congestion state's 1/cwnd per
-    /// unmarked Data (off in both profiles; W16).
+    /// WinCM: while the RTT shows the 5 ms target of queue, the
+    /// congestion state adds target/queue Interests per round trip, not
+    /// one (tuned profile on, paper off; W16).
     #[arg(long, value_name = "BOOL")]
     wincm_growth_limit_in_congestion: Option<bool>,
+    /// WinCM: a mark's cut stops at what the path delivers per minimum
+    /// RTT (tuned profile on, paper off; W17).
+    #[arg(long, value_name = "BOOL")]
+    wincm_bandwidth_floor: Option<bool>,
     /// Set MustBeFresh on segment Interests.
     #[arg(short, long)]
     fresh: bool,
@@ -374,6 +379,7 @@ fn real_main(args: Args) -> Result<Option<StopReason>> {
         wincm_hold_after_cut: args.wincm_hold_after_cut,
         wincm_queue_growth_limit: args.wincm_queue_growth_limit,
         wincm_growth_limit_in_congestion: args.wincm_growth_limit_in_congestion,
+        wincm_bandwidth_floor: args.wincm_bandwidth_floor,
         ..SchemeOptions::default()
     };
     let open_log = |p: &Option<std::path::PathBuf>| -> Result<Option<Box<dyn Write>>> {

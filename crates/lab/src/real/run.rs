@@ -106,6 +106,9 @@ fn consumer_args(sc: &Scenario, scheme: &str, f: &Flow) -> Vec<String> {
         if let Some(g) = sc.consumer.wincm_growth_limit_in_congestion {
             a.extend(["--wincm-growth-limit-in-congestion".into(), g.to_string()]);
         }
+        if let Some(g) = sc.consumer.wincm_bandwidth_floor {
+            a.extend(["--wincm-bandwidth-floor".into(), g.to_string()]);
+        }
     }
     if cc == "qsccp" {
         a.extend(["--class".into(), f.class.clone()]);

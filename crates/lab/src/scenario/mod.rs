@@ -146,9 +146,12 @@ pub struct ConsumerKnobs {
     /// WinCM: BIC's growth limited while the RTT shows a queue
     /// (`--wincm-queue-growth-limit`).
     pub wincm_queue_growth_limit: Option<bool>,
-    /// WinCM: the congestion state's growth limited too
+    /// WinCM: the congestion state's growth limited while a queue shows
     /// (`--wincm-growth-limit-in-congestion`).
     pub wincm_growth_limit_in_congestion: Option<bool>,
+    /// WinCM: a mark's cut stops at the path's measured product
+    /// (`--wincm-bandwidth-floor`).
+    pub wincm_bandwidth_floor: Option<bool>,
 }
 
 /// `configs/scenarios/<name>.toml` of this checkout, or `name` itself when
@@ -357,6 +360,7 @@ impl Scenario {
                     wincm_hold_after_cut: c.wincm_hold_after_cut,
                     wincm_queue_growth_limit: c.wincm_queue_growth_limit,
                     wincm_growth_limit_in_congestion: c.wincm_growth_limit_in_congestion,
+                    wincm_bandwidth_floor: c.wincm_bandwidth_floor,
                 }),
             })?;
         let queue_packets = match v.queue_packets {

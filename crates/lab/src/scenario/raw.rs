@@ -56,6 +56,7 @@ pub(super) struct RawConsumer {
     pub wincm_hold_after_cut: Option<bool>,
     pub wincm_queue_growth_limit: Option<bool>,
     pub wincm_growth_limit_in_congestion: Option<bool>,
+    pub wincm_bandwidth_floor: Option<bool>,
 }
 
 impl RawScenario {

@@ -332,7 +332,8 @@ fn consumer_knobs_reach_the_consumer_options() {
     let with = |t: &str| DIAMOND.replacen("[cc_qsccp]", &format!("[consumer]\n{t}\n[cc_qsccp]"), 1);
     let s = Scenario::parse(&with(
         "ccc_initial_window = 0\nccc_min_pace_ips = 0.5\nwincm_hold_after_cut = true\n\
-         wincm_queue_growth_limit = false\nwincm_growth_limit_in_congestion = true",
+         wincm_queue_growth_limit = false\nwincm_growth_limit_in_congestion = false\n\
+         wincm_bandwidth_floor = false",
     ))
     .unwrap();
     assert_eq!(
@@ -342,7 +343,8 @@ fn consumer_knobs_reach_the_consumer_options() {
             ccc_min_pace_ips: Some(0.5),
             wincm_hold_after_cut: Some(true),
             wincm_queue_growth_limit: Some(false),
-            wincm_growth_limit_in_congestion: Some(true),
+            wincm_growth_limit_in_congestion: Some(false),
+            wincm_bandwidth_floor: Some(false),
         }
     );
     let o = crate::sim::build::consumer_options(&s, "ccc", &s.flows[0]).unwrap();
@@ -350,7 +352,8 @@ fn consumer_knobs_reach_the_consumer_options() {
     assert_eq!((law.initial_window, law.min_pace_ips), (0, 0.5));
     let w = crate::sim::build::consumer_options(&s, "wincm", &s.flows[0]).unwrap();
     assert!(w.law_config().wincm.hold_after_cut);
-    assert!(w.law_config().wincm.growth_limit_in_congestion);
+    assert!(!w.law_config().wincm.growth_limit_in_congestion);
+    assert!(!w.law_config().wincm.bandwidth_floor);
     assert_eq!(w.law_config().wincm.queue_growth_target, None);
     let plain = Scenario::parse(DIAMOND).unwrap();
     let law = crate::sim::build::consumer_options(&plain, "ccc", &plain.flows[0])
@@ -363,10 +366,8 @@ fn consumer_knobs_reach_the_consumer_options() {
         !w.law_config().wincm.hold_after_cut,
         "off in the tuned profile"
     );
-    assert!(
-        !w.law_config().wincm.growth_limit_in_congestion,
-        "off, tuned"
-    );
+    assert!(w.law_config().wincm.growth_limit_in_congestion, "on, tuned");
+    assert!(w.law_config().wincm.bandwidth_floor, "on, tuned");
     assert_eq!(
         w.law_config().wincm.queue_growth_target,
         Some(cc_core::Duration::from_millis(5)),

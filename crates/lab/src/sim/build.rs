@@ -77,6 +77,7 @@ pub(crate) fn consumer_options(
         wincm_hold_after_cut: sc.consumer.wincm_hold_after_cut,
         wincm_queue_growth_limit: sc.consumer.wincm_queue_growth_limit,
         wincm_growth_limit_in_congestion: sc.consumer.wincm_growth_limit_in_congestion,
+        wincm_bandwidth_floor: sc.consumer.wincm_bandwidth_floor,
         ..SchemeOptions::default()
     })
 }
