@@ -198,8 +198,8 @@ fn link_result(
     // Mean frame size on the link over the last half (the grid's window),
     // to express held Interests as Data time; the whole run's when no
     // frame left in the last half; the scenario's segment size (a frame's
-    // content, short of its name and signature by ~100 bytes) when the
-    // link carried no frame at all.
+    // content, some 80 bytes short of the frame: 1281-byte frames carry
+    // 1200-byte segments) when the link carried no frame at all.
     let frames: Vec<(f64, f64)> = s.iter().map(|x| (x.t_s, x.frames as f64)).collect();
     let frame_bytes = match mean_frame_since(&bytes, &frames, half) {
         Some(f) => f,
