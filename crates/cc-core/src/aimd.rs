@@ -271,9 +271,7 @@ impl Aimd {
         let before = self.core.cwnd;
         self.ssthresh = (before * coef).max(self.cfg.min_ssthresh);
         if self.cfg.bandwidth_floor {
-            if let Some(bdp) = self.core.measured_bdp(now) {
-                self.ssthresh = self.ssthresh.max(bdp.min(before));
-            }
+            self.ssthresh = self.core.floored_at_product(now, self.ssthresh, before);
         }
         self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd

@@ -35,9 +35,8 @@ impl QueueGrowthLimit {
     /// marking `target`, the smoothed and the minimum RTT (seconds);
     /// `None` while the RTT shows less queue than `target`.
     pub fn cap(target_s: f64, srtt_s: f64, min_rtt_s: f64, cwnd: f64) -> Option<f64> {
-        let queued_s = srtt_s - min_rtt_s;
-        (target_s > 0.0 && min_rtt_s > 0.0 && queued_s >= target_s)
-            .then(|| target_s / min_rtt_s * (1.0 + 1.0 / cwnd.max(1.0)))
+        queue_shown(target_s, srtt_s, min_rtt_s)
+            .map(|_| target_s / min_rtt_s * (1.0 + 1.0 / cwnd.max(1.0)))
     }
 
     /// The most one unmarked Data may add to a window of `cwnd` in WinCM's
@@ -56,10 +55,16 @@ impl QueueGrowthLimit {
     /// stands, the less each flow adds: at 25 ms of queue and a 5 ms
     /// target, ten flows add two Interests per round trip between them.
     pub fn additive_step(target_s: f64, srtt_s: f64, min_rtt_s: f64, cwnd: f64) -> Option<f64> {
-        let queued_s = srtt_s - min_rtt_s;
-        (target_s > 0.0 && min_rtt_s > 0.0 && queued_s >= target_s)
-            .then(|| target_s / queued_s / cwnd.max(1.0))
+        queue_shown(target_s, srtt_s, min_rtt_s).map(|queued_s| target_s / queued_s / cwnd.max(1.0))
     }
+}
+
+/// The queue the smoothed RTT shows above its minimum, when it is at least
+/// `target_s` (the gate both forms share); `None` otherwise, or on a zero
+/// target or minimum, or a NaN.
+fn queue_shown(target_s: f64, srtt_s: f64, min_rtt_s: f64) -> Option<f64> {
+    let queued_s = srtt_s - min_rtt_s;
+    (target_s > 0.0 && min_rtt_s > 0.0 && queued_s >= target_s).then_some(queued_s)
 }
 
 /// `step`, or `cap` when that is smaller (`None`: no limit in force).

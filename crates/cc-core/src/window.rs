@@ -239,9 +239,14 @@ impl WindowCore {
     /// The most one unmarked Data may add to the window outside slow start
     /// ([`QueueGrowthLimit`]); `None` while no limit applies.
     pub(crate) fn growth_cap(&self) -> Option<f64> {
-        let target = self.growth_target?.as_secs_f64();
-        QueueGrowthLimit::cap(
-            target,
+        self.queue_limited(QueueGrowthLimit::cap)
+    }
+
+    /// `form(target, srtt, min_rtt, cwnd)` in seconds, once a growth target
+    /// is set and the RTT is measured.
+    fn queue_limited(&self, form: fn(f64, f64, f64, f64) -> Option<f64>) -> Option<f64> {
+        form(
+            self.growth_target?.as_secs_f64(),
             self.rtt.srtt()?.as_secs_f64(),
             self.rtt.min_rtt()?.as_secs_f64(),
             self.cwnd,
@@ -259,16 +264,19 @@ impl WindowCore {
     /// with the limit on every window and 98.8 % with this exception (both
     /// with WinCM's mark floor, `WincmConsumerConfig::bandwidth_floor`).
     pub(crate) fn congestion_growth_cap(&self, now: Timestamp) -> Option<f64> {
-        let target = self.growth_target?.as_secs_f64();
         if self.measured_bdp(now).is_some_and(|bdp| self.cwnd < bdp) {
             return None;
         }
-        QueueGrowthLimit::additive_step(
-            target,
-            self.rtt.srtt()?.as_secs_f64(),
-            self.rtt.min_rtt()?.as_secs_f64(),
-            self.cwnd,
-        )
+        self.queue_limited(QueueGrowthLimit::additive_step)
+    }
+
+    /// `cut`, raised to what the path delivered per minimum RTT but never
+    /// above `before`, the window being cut (PCON's P9 and WinCM's W17,
+    /// Westwood+'s bandwidth × min RTT); `cut` itself before anything was
+    /// measured or without a path ceiling.
+    pub(crate) fn floored_at_product(&self, now: Timestamp, cut: f64, before: f64) -> f64 {
+        self.measured_bdp(now)
+            .map_or(cut, |bdp| cut.max(bdp.min(before)))
     }
 
     /// Below the law's own ceiling, the window keeps at most twice the

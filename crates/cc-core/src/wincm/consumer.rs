@@ -262,11 +262,9 @@ impl WincmConsumer {
             }
         }
         let before = self.core.cwnd;
-        self.core.cwnd = (self.core.cwnd - self.cfg.beta).max(self.cfg.init_cwnd);
+        self.core.cwnd = (before - self.cfg.beta).max(self.cfg.init_cwnd);
         if self.cfg.bandwidth_floor {
-            if let Some(bdp) = self.core.measured_bdp(now) {
-                self.core.cwnd = self.core.cwnd.max(bdp.min(before));
-            }
+            self.core.cwnd = self.core.floored_at_product(now, self.core.cwnd, before);
         }
         self.bic.min_win = self.core.cwnd;
         if self.num_marked == 1 && self.bic.max_win < self.prev_max {
