@@ -12,10 +12,15 @@
 //! and only it is marked. The marker then runs per flow on the flow's own
 //! sojourn (the caller keeps one per [`Popped::flow`]).
 //!
-//! The number of flow buckets is fixed: flows hash into `buckets` slots,
-//! state exists only for non-empty ones (and for a bucket that just
-//! emptied from the new list, as RFC 8290 keeps it), so memory follows the
-//! packets queued, not the flows seen.
+//! Flows hash into `buckets` slots ([`FlowQueues::new`], RFC 8290's fixed
+//! table) or each 32-bit flow hash is its own slot
+//! ([`FlowQueues::per_flow`]). Either way state exists only for non-empty
+//! slots (and for a slot that just emptied from the new list, as RFC 8290
+//! keeps it), so memory follows the packets queued, not the flows seen or
+//! the size of the hash space. Flows that share a slot share one turn and
+//! one marker: at RFC 8290's 1024 slots ten flows collide with probability
+//! ≈ 4 %, and the envelope sweep found two of ten flows held to half a
+//! share each that way (docs/deviations.md F1).
 
 use alloc::collections::btree_map::Entry;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -59,7 +64,8 @@ const IDLE_CAPACITY_MAX: usize = 16;
 /// Deficit-round-robin flow queues (new-flow list first, as RFC 8290).
 #[derive(Debug)]
 pub struct FlowQueues<T> {
-    buckets_n: u32,
+    /// Slots the hash is reduced to (2^32 for [`FlowQueues::per_flow`]).
+    buckets_n: u64,
     quantum_bytes: usize,
     buckets: BTreeMap<u32, Bucket<T>>,
     new_flows: VecDeque<u32>,
@@ -76,7 +82,7 @@ impl<T> FlowQueues<T> {
     /// raises it to the largest packet so one turn always sends one).
     pub fn new(buckets: u32, quantum_bytes: usize) -> Self {
         FlowQueues {
-            buckets_n: buckets.max(1),
+            buckets_n: u64::from(buckets.max(1)),
             quantum_bytes: quantum_bytes.max(1),
             buckets: BTreeMap::new(),
             new_flows: VecDeque::new(),
@@ -87,9 +93,18 @@ impl<T> FlowQueues<T> {
         }
     }
 
+    /// One slot per 32-bit flow hash (its low half): two flows share a
+    /// turn only if their hashes agree on 32 bits, while the state stays
+    /// bounded by the packets queued.
+    pub fn per_flow(quantum_bytes: usize) -> Self {
+        let mut q = Self::new(1, quantum_bytes);
+        q.buckets_n = 1 << 32;
+        q
+    }
+
     /// The bucket a flow hash falls into.
     pub fn bucket_of(&self, flow_hash: u64) -> u32 {
-        (flow_hash % u64::from(self.buckets_n)) as u32
+        (flow_hash % self.buckets_n) as u32
     }
 
     /// Packets queued.
@@ -266,6 +281,25 @@ mod tests {
         q.push(2, 1000, 100);
         // The newcomer is on the new-flow list: served next.
         assert_eq!(q.pop().unwrap().item, 1000);
+    }
+
+    #[test]
+    fn per_flow_slots_keep_hashes_apart_that_a_table_folds_together() {
+        // 7 and 7 + 1024 share RFC 8290's 1024-slot table: one turn for both.
+        let (a, b) = (7u64, 7 + 1024);
+        let table = FlowQueues::<u8>::new(1024, 1500);
+        assert_eq!(table.bucket_of(a), table.bucket_of(b));
+        let mut q = FlowQueues::per_flow(1500);
+        assert_ne!(q.bucket_of(a), q.bucket_of(b));
+        assert_eq!(q.bucket_of(a), q.bucket_of(a + (1 << 32)));
+        for k in 0..4 {
+            q.push(a, ('a', k), 1500);
+        }
+        q.push(b, ('b', 0), 1500);
+        // Two flows, one quantum a turn: b's packet leaves second.
+        let first: Vec<char> = (0..2).map(|_| q.pop().unwrap().item.0).collect();
+        assert!(first.contains(&'b'), "{first:?}");
+        assert_eq!(q.active_flows(), 1);
     }
 
     #[test]

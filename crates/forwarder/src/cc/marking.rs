@@ -122,6 +122,13 @@ impl Marker {
     }
 }
 
+/// Per-flow markers a face keeps (the bound RFC 8290's 1024 buckets gave
+/// when flows were folded into them). A flow that finds them all in use
+/// (each is dropped once idle, at the periodic refresh) is judged by the
+/// face's own marker on its own sojourn until one frees: a flood of flows
+/// costs no more memory than before, and ordinary loads never reach it.
+pub(crate) const MAX_FLOW_MARKERS: usize = 1024;
+
 /// A face's marker: whole-face, or per flow when the face queues per flow.
 #[derive(Debug, Clone)]
 pub(crate) struct FaceMarker {
@@ -164,7 +171,11 @@ impl FaceMarker {
             }
             MarkerLaw::Codel(_) => false,
         };
-        match view.flow {
+        // A new flow past the bound is judged by the face's marker.
+        let flow = view
+            .flow
+            .filter(|f| self.flows.len() < MAX_FLOW_MARKERS || self.flows.contains_key(&f.bucket));
+        match flow {
             Some(flow) => {
                 let law = self.law;
                 self.flows
@@ -342,6 +353,31 @@ mod tests {
         m.prune(Timestamp::from_millis(400));
         assert_eq!(m.flow_markers(), 1, "the thin flow's marker is idle");
         assert_eq!(m.status().0, fat);
+    }
+
+    /// Per-flow markers stop at their bound: beyond it a new flow is judged
+    /// by the face's marker (still marked when it waits), and a flow that
+    /// has one keeps it.
+    #[test]
+    fn flow_markers_are_bounded_and_the_face_marker_takes_the_rest() {
+        let mut m = FaceMarker::new(MarkerLaw::Codel(CodelConfig::default()));
+        let n = MAX_FLOW_MARKERS as u32 + 500;
+        let mut marked_beyond = 0;
+        for k in 0..400u64 {
+            let now = Timestamp::from_millis(k);
+            for f in 0..n {
+                let v = view(Some(f), 400_000);
+                let mark = m.on_dequeue(now, Duration::from_millis(30), 1000, &v);
+                marked_beyond += u64::from(mark && f >= MAX_FLOW_MARKERS as u32);
+            }
+            assert!(m.flow_markers() <= MAX_FLOW_MARKERS);
+        }
+        assert_eq!(m.flow_markers(), MAX_FLOW_MARKERS);
+        assert!(marked_beyond > 0, "the face's marker judged the rest");
+        assert_eq!(
+            m.status().0,
+            m.flows.values().map(|f| f.counts().0).sum::<u64>() + m.whole.counts().0
+        );
     }
 
     /// Marks of a per-flow marker fed 400 dequeues, one a millisecond, of

@@ -111,9 +111,6 @@ pub struct DataFlow {
     pub backlog_bytes: usize,
 }
 
-/// Flow buckets of a flow-queued face (RFC 8290's default).
-pub const DATA_FLOW_BUCKETS: u32 = 1024;
-
 /// The Data queue of a face: one FIFO, or one per flow served in
 /// byte-fair turns (`cc_core::fq`, asked for by the CC hook).
 enum DataQueue {
@@ -239,7 +236,11 @@ impl EgressQueues {
         EgressQueues {
             interests: VecDeque::new(),
             data: match flow_hasher {
-                Some(_) => DataQueue::Flows(FlowQueues::new(DATA_FLOW_BUCKETS, 1500)),
+                // One slot per flow, not RFC 8290's 1024 hashed buckets:
+                // flows that share a bucket share a turn and a marker
+                // (docs/deviations.md F1); the state follows the packets
+                // queued either way, and the markers have their own bound.
+                Some(_) => DataQueue::Flows(FlowQueues::per_flow(1500)),
                 None => DataQueue::Fifo(VecDeque::new()),
             },
             flow_hasher: flow_hasher.unwrap_or_default(),
