@@ -32,7 +32,12 @@
 //! halved it to 519, from where Reno's one Interest per RTT stayed under
 //! 640 for 20 s (80.5 % utilisation); with the floor 95.7 %. On shared
 //! links each flow's delivery is its share, so the floors sum to the
-//! product and a cut still drains the queue.
+//! product and a cut still drains the queue. With a growth target
+//! ([`AimdConfig::queue_growth_target`], CoDel's 5 ms when tuned) the
+//! product is taken over the minimum RTT plus that target, so real round
+//! trips that run a little over the minimum still find the pipe full and
+//! the floors together hold at most one target of queue (P9 in
+//! docs/deviations.md, session 40).
 //!
 //! Deviations: ndnget gates decreases on segment numbers (`highData >
 //! recPoint`, with `recPoint = highInterest` at the last decrease). The
@@ -271,7 +276,9 @@ impl Aimd {
         let before = self.core.cwnd;
         self.ssthresh = (before * coef).max(self.cfg.min_ssthresh);
         if self.cfg.bandwidth_floor {
-            self.ssthresh = self.core.floored_at_product(now, self.ssthresh, before);
+            self.ssthresh = self
+                .core
+                .floored_at_product(now, self.ssthresh, before, true);
         }
         self.core.cwnd = if self.cfg.reset_cwnd_to_init {
             self.cfg.init_cwnd
@@ -361,6 +368,43 @@ mod tests {
         // A cut that stays above the product is unchanged.
         let (before, mild) = run(true, 0.8);
         assert!((mild - before * 0.8).abs() < 1e-9, "mild cut {mild}");
+    }
+
+    /// With a growth target the floor is the product over the minimum RTT
+    /// plus the target: the same path (10 Data per 100 ms) and a 25 ms
+    /// target floor the cut at 12.5, never above the window being cut.
+    #[test]
+    fn the_bandwidth_floor_counts_the_growth_target() {
+        let run = |target_ms: Option<u64>, md_coef: f64| {
+            let mut a = Aimd::new(AimdConfig {
+                max_window: 1_000.0,
+                path_window_floor: Some(4.0),
+                bandwidth_floor: true,
+                queue_growth_target: target_ms.map(Duration::from_millis),
+                md_coef,
+                ..AimdConfig::default()
+            });
+            for i in 1..=3_000u64 {
+                a.on_interest_sent(Timestamp::from_millis(10 * i), false);
+                a.on_data(Timestamp::from_millis(10 * i), &data(100, 0));
+            }
+            let before = a.cwnd();
+            a.on_timeout(Timestamp::from_millis(30_005));
+            (before, a.cwnd())
+        };
+        let (_, bare) = run(None, 0.2);
+        assert!((9.5..=10.5).contains(&bare), "bare product {bare}");
+        let (before, over) = run(Some(25), 0.2);
+        assert!(
+            (11.9..=13.1).contains(&over) && over < before,
+            "over target {over}"
+        );
+        // A target as long as the path: the floor stops at the window.
+        let (before, capped) = run(Some(1_000), 0.2);
+        assert!(
+            (capped - before).abs() < 1e-9,
+            "capped {capped} of {before}"
+        );
     }
 
     #[test]

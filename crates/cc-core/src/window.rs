@@ -273,10 +273,42 @@ impl WindowCore {
     /// `cut`, raised to what the path delivered per minimum RTT but never
     /// above `before`, the window being cut (PCON's P9 and WinCM's W17,
     /// Westwood+'s bandwidth × min RTT); `cut` itself before anything was
-    /// measured or without a path ceiling.
-    pub(crate) fn floored_at_product(&self, now: Timestamp, cut: f64, before: f64) -> f64 {
+    /// measured or without a path ceiling. With `over_target`, the product
+    /// is taken over the minimum RTT plus the growth target (the queue the
+    /// AQM lets stand unmarked; nothing added without a target): see
+    /// [`Self::target_product_scale`].
+    pub(crate) fn floored_at_product(
+        &self,
+        now: Timestamp,
+        cut: f64,
+        before: f64,
+        over_target: bool,
+    ) -> f64 {
+        let scale = if over_target {
+            self.target_product_scale()
+        } else {
+            1.0
+        };
         self.measured_bdp(now)
-            .map_or(cut, |bdp| cut.max(bdp.min(before)))
+            .map_or(cut, |bdp| cut.max((bdp * scale).min(before)))
+    }
+
+    /// `(min_rtt + target) / min_rtt`, or 1 without a growth target or a
+    /// measured minimum RTT.
+    ///
+    /// Why (PCON's P9, session 40): a window of exactly rate × min RTT
+    /// fills the pipe only while every round trip takes the minimum. On
+    /// real hosts they do not: one 1200-byte flow on 2 Mbit/s at 150 ms ran
+    /// at 94.9 % on namespaces (100 % in virtual time), its window cut to
+    /// the floor, 29.9 Data, against a smoothed RTT 5 ms over the minimum
+    /// with a queue of at most one Data. Over the AQM's target the floor
+    /// leaves the jitter that much slack, and the flows' floors together
+    /// hold at most one target of queue, which the marker tolerates.
+    fn target_product_scale(&self) -> f64 {
+        match (self.growth_target, self.rtt.min_rtt()) {
+            (Some(t), Some(m)) if m > Duration::ZERO => 1.0 + t.as_secs_f64() / m.as_secs_f64(),
+            _ => 1.0,
+        }
     }
 
     /// Below the law's own ceiling, the window keeps at most twice the

@@ -264,7 +264,12 @@ impl WincmConsumer {
         let before = self.core.cwnd;
         self.core.cwnd = (before - self.cfg.beta).max(self.cfg.init_cwnd);
         if self.cfg.bandwidth_floor {
-            self.core.cwnd = self.core.floored_at_product(now, self.core.cwnd, before);
+            // The bare product: over the target too (PCON's P9 since
+            // session 40) left the grid at 91 with queues up a Data at four
+            // points (W17 in docs/deviations.md).
+            self.core.cwnd = self
+                .core
+                .floored_at_product(now, self.core.cwnd, before, false);
         }
         self.bic.min_win = self.core.cwnd;
         if self.num_marked == 1 && self.bic.max_win < self.prev_max {
