@@ -338,27 +338,35 @@ mod tests {
         assert_eq!(a.cwnd(), 512.0);
     }
 
-    /// A path that delivers 100 Data/s at a 100 ms round trip (10 Data of
-    /// product), the window held at 20 by the path ceiling: a loss that
-    /// would cut it to 4 (`md_coef` 0.2) leaves it at the measured 10 with
-    /// the bandwidth floor; a cut that stays above the product is as before.
+    /// (window before, window after) a loss at 30 s on a path that
+    /// delivers 100 Data/s at a 100 ms round trip (10 Data of product),
+    /// the window held at 20 by the path ceiling.
+    fn cut_after_a_steady_path(cfg: AimdConfig) -> (f64, f64) {
+        let mut a = Aimd::new(AimdConfig {
+            max_window: 1_000.0,
+            path_window_floor: Some(4.0),
+            ..cfg
+        });
+        for i in 1..=3_000u64 {
+            a.on_interest_sent(Timestamp::from_millis(10 * i), false);
+            a.on_data(Timestamp::from_millis(10 * i), &data(100, 0));
+        }
+        let before = a.cwnd();
+        a.on_timeout(Timestamp::from_millis(30_005));
+        (before, a.cwnd())
+    }
+
+    /// A loss that would cut the window to 4 (`md_coef` 0.2) leaves it at
+    /// the measured 10 with the bandwidth floor; a cut that stays above
+    /// the product is as before.
     #[test]
     fn the_bandwidth_floor_keeps_a_cut_at_the_measured_product() {
         let run = |floor: bool, md_coef: f64| {
-            let mut a = Aimd::new(AimdConfig {
-                max_window: 1_000.0,
-                path_window_floor: Some(4.0),
+            cut_after_a_steady_path(AimdConfig {
                 bandwidth_floor: floor,
                 md_coef,
                 ..AimdConfig::default()
-            });
-            for i in 1..=3_000u64 {
-                a.on_interest_sent(Timestamp::from_millis(10 * i), false);
-                a.on_data(Timestamp::from_millis(10 * i), &data(100, 0));
-            }
-            let before = a.cwnd();
-            a.on_timeout(Timestamp::from_millis(30_005));
-            (before, a.cwnd())
+            })
         };
         let (before, cut) = run(false, 0.2);
         assert!((19.0..=21.0).contains(&before), "held at {before}");
@@ -376,21 +384,12 @@ mod tests {
     #[test]
     fn the_bandwidth_floor_counts_the_growth_target() {
         let run = |target_ms: Option<u64>, md_coef: f64| {
-            let mut a = Aimd::new(AimdConfig {
-                max_window: 1_000.0,
-                path_window_floor: Some(4.0),
+            cut_after_a_steady_path(AimdConfig {
                 bandwidth_floor: true,
                 queue_growth_target: target_ms.map(Duration::from_millis),
                 md_coef,
                 ..AimdConfig::default()
-            });
-            for i in 1..=3_000u64 {
-                a.on_interest_sent(Timestamp::from_millis(10 * i), false);
-                a.on_data(Timestamp::from_millis(10 * i), &data(100, 0));
-            }
-            let before = a.cwnd();
-            a.on_timeout(Timestamp::from_millis(30_005));
-            (before, a.cwnd())
+            })
         };
         let (_, bare) = run(None, 0.2);
         assert!((9.5..=10.5).contains(&bare), "bare product {bare}");

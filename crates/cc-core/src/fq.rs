@@ -20,7 +20,7 @@
 //! the size of the hash space. Flows that share a slot share one turn and
 //! one marker: at RFC 8290's 1024 slots ten flows collide with probability
 //! ≈ 4 %, and the envelope sweep found two of ten flows held to half a
-//! share each that way (docs/deviations.md F1).
+//! share each that way (docs/deviations.md, section P2/W6).
 
 use alloc::collections::btree_map::Entry;
 use alloc::collections::{BTreeMap, VecDeque};

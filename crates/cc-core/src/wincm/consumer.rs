@@ -265,8 +265,9 @@ impl WincmConsumer {
         self.core.cwnd = (before - self.cfg.beta).max(self.cfg.init_cwnd);
         if self.cfg.bandwidth_floor {
             // The bare product: over the target too (PCON's P9 since
-            // session 40) left the grid at 91 with queues up a Data at four
-            // points (W17 in docs/deviations.md).
+            // session 40) left the grid at 91, 2 in and 2 out, with queues
+            // up a Data at several points (docs/deviations.md, section P9
+            // over the target).
             self.core.cwnd = self
                 .core
                 .floored_at_product(now, self.core.cwnd, before, false);

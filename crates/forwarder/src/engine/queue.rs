@@ -238,7 +238,7 @@ impl EgressQueues {
             data: match flow_hasher {
                 // One slot per flow, not RFC 8290's 1024 hashed buckets:
                 // flows that share a bucket share a turn and a marker
-                // (docs/deviations.md F1); the state follows the packets
+                // (docs/deviations.md, P2/W6); the state follows the packets
                 // queued either way, and the markers have their own bound.
                 Some(_) => DataQueue::Flows(FlowQueues::per_flow(1500)),
                 None => DataQueue::Fifo(VecDeque::new()),
