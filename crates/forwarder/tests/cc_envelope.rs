@@ -126,6 +126,12 @@ struct Row {
 }
 
 /// Runs every scheme × point on both cores; rows in grid order.
+/// The virtual network's seed for the point at `index` of a sweep's list
+/// (`one_point` uses it to reproduce a `full_grid` row).
+fn point_seed(index: usize) -> u64 {
+    1 + index as u64
+}
+
 fn sweep(points: &[Point]) -> Vec<Row> {
     let jobs: Vec<(CcScheme, usize)> = schemes()
         .into_iter()
@@ -142,7 +148,7 @@ fn sweep(points: &[Point]) -> Vec<Row> {
                     break;
                 };
                 let pt = &points[p];
-                let result = run::run(&pt.topo, scheme, pt.content_bytes, 1 + p as u64);
+                let result = run::run(&pt.topo, scheme, pt.content_bytes, point_seed(p));
                 let errors = check(pt, scheme, &result);
                 eprintln!(
                     "[{}/{}] {:<6} {} {}",
@@ -274,12 +280,12 @@ fn one_point() {
         "parking-lot-2" => shaped_point(size, cap, topo::parking_lot_2(cap * 1_000_000)),
         _ => shaped_point(size, cap, topo::parking_lot_3(cap * 1_000_000)),
     };
-    // The grid's seed for this point (1 + its index in the full grid), so
-    // that the trace shows the grid's row; ICN_ENVELOPE_SEED overrides it.
+    // The grid's seed for this point, so that the trace shows the grid's
+    // row; ICN_ENVELOPE_SEED overrides it.
     let grid_seed = full_points()
         .iter()
         .position(|q| q.label == p.label)
-        .map_or(1, |i| 1 + i as u64);
+        .map_or(point_seed(0), point_seed);
     let seed = std::env::var("ICN_ENVELOPE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
