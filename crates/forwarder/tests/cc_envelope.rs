@@ -10,7 +10,11 @@
 //!   `cargo test --release -p icn-forwarder --test cc_envelope -- --ignored --nocapture full_grid`
 //!   (CSV to `$ICN_ENVELOPE_CSV`, default `target/cc_envelope.csv`;
 //!   `ICN_ENVELOPE_SCHEMES=mircc,rcp` narrows the schemes;
-//!   `ICN_ENVELOPE_RUN_SCALE=4` makes every run four times longer).
+//!   `ICN_ENVELOPE_RUN_SCALE=4` makes every run four times longer;
+//!   `ICN_ENVELOPE_WIRE=testbed` puts every link on the namespace
+//!   testbed's wire, a fast veth under tc's tbf, where a lone frame takes
+//!   no serialisation time; by default a link's wire serialises at its
+//!   capacity).
 //!
 //! A failing point is a defect to find in the code, not a bound to move.
 

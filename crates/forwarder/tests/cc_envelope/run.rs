@@ -9,7 +9,7 @@ use icn_forwarder::cc::CcScheme;
 use icn_forwarder::engine::{DropReason, FaceId};
 use icn_sim::envelope::{Figures, Topology};
 use icn_sim::net::flows::{drive, jain, quantile, LawFlow};
-use icn_sim::net::{Network, NodeId};
+use icn_sim::net::{LinkParams, Network, NodeId, Wire};
 
 use crate::cc_common::{engine, law, link, scheme_flow};
 
@@ -22,6 +22,19 @@ use crate::cc_common::{engine, law, link, scheme_flow};
 pub struct Run {
     pub figures: Figures,
     pub nacks: u64,
+}
+
+/// A link of `capacity_bps` and one-way `delay_ms`; its wire serialises
+/// at the capacity, or with `ICN_ENVELOPE_WIRE=testbed` is the namespace
+/// testbed's veth (a fast wire under tc's tbf above the faces' pacing, so
+/// a lone frame takes no serialisation time: `icn_sim::net::Wire`).
+fn grid_link(capacity_bps: u64, delay_ms: u64) -> LinkParams {
+    let mut p = link(0, delay_ms);
+    p.capacity_bps = Some(capacity_bps);
+    if std::env::var("ICN_ENVELOPE_WIRE").is_ok_and(|w| w == "testbed") {
+        p.wire = Wire::testbed(capacity_bps);
+    }
+    p
 }
 
 /// The consumer options icncat would use for `scheme`.
@@ -89,9 +102,11 @@ pub fn run_traced(
         .links
         .iter()
         .map(|l| {
-            let mut p = link(0, l.delay_ms);
-            p.capacity_bps = Some(l.capacity_bps);
-            net.connect(routers[l.a], routers[l.b], p)
+            net.connect(
+                routers[l.a],
+                routers[l.b],
+                grid_link(l.capacity_bps, l.delay_ms),
+            )
         })
         .collect();
     let access_bps = 10 * t.max_capacity_bps();
@@ -104,18 +119,18 @@ pub fn run_traced(
         let (first, last) = (f.path[0], *f.path.last().expect("path"));
         // Producer node behind the last router.
         let pn = net.add_node(engine(scheme));
-        let mut p = link(0, 1);
-        p.capacity_bps = Some(access_bps);
-        let (to_p, _) = net.connect(routers[last], pn, p);
+        let (to_p, _) = net.connect(routers[last], pn, grid_link(access_bps, 1));
         net.add_producer(pn, &prefix, content_bytes, None);
         net.node_mut(routers[last])
             .fib_add_nexthop(&name, to_p, 1)
             .expect("fib");
         // Consumer node in front of the first router.
         let cn = net.add_node(engine(scheme));
-        let mut p = link(0, 1 + f.access_delay_ms);
-        p.capacity_bps = Some(access_bps);
-        let (to_r, _) = net.connect(cn, routers[first], p);
+        let (to_r, _) = net.connect(
+            cn,
+            routers[first],
+            grid_link(access_bps, 1 + f.access_delay_ms),
+        );
         net.node_mut(cn)
             .fib_add_nexthop(&name, to_r, 1)
             .expect("fib");
@@ -232,12 +247,15 @@ pub fn run_traced(
     // (Data bytes queued, Interests held) per sample and bottleneck.
     let mut queue: Vec<Vec<(usize, usize)>> = vec![Vec::new(); bottlenecks.len()];
     let sample = Duration::from_millis(10);
+    // The trace's rates in the last half are over the time since its last
+    // line, as in the first half (not over the last 10 ms sample).
+    let mut printed = net.now();
     while net.now() < end {
         let next = (net.now() + sample).min(end);
-        let from = net.now();
         drive(&mut net, &mut flows, next, Duration::from_millis(1));
         if trace && next.as_nanos() % 500_000_000 == 0 {
-            print(&net, &flows, from);
+            print(&net, &flows, printed);
+            printed = next;
         }
         for (k, &l) in bottlenecks.iter().enumerate() {
             let lk = &t.links[l];

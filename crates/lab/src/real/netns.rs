@@ -243,7 +243,7 @@ pub fn connect(a: &Netns, b: &Netns, tbf_rate_bps: Option<u64>) -> io::Result<Ve
                 "rate",
                 &format!("{rate}bit"),
                 "burst",
-                "64kb",
+                super::topo::TBF_BURST,
                 "latency",
                 "100ms",
             ])?;

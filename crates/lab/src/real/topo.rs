@@ -15,10 +15,13 @@ use super::netns::{self, Netns, VethLink};
 use crate::scenario::Scenario;
 
 /// The tc limit on a veth: above the forwarder's shaping rate so the queue
-/// stays inside icnfwd, where the congestion-control laws can see it.
-pub fn tbf_rate_bps(capacity_bps: u64) -> u64 {
-    capacity_bps + capacity_bps / 2 + 2_000_000
-}
+/// stays inside icnfwd, where the congestion-control laws can see it (the
+/// virtual network's `Wire::testbed` models it).
+pub use icn_sim::net::testbed_tbf_rate_bps as tbf_rate_bps;
+
+/// The depth of that limit as given to tc:
+/// `icn_sim::net::TESTBED_TBF_BURST_BYTES` (64 KiB).
+pub const TBF_BURST: &str = "64kb";
 
 /// A child process killed (SIGKILL) and reaped on drop.
 pub struct ChildGuard {

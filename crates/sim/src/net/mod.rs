@@ -10,13 +10,16 @@
 
 pub mod flows;
 mod packets;
+mod wire;
 
 pub use packets::{data, data_fresh, interest, interest_with, InterestOpts};
+pub use wire::{testbed_tbf_rate_bps, Wire, TESTBED_TBF_BURST_BYTES};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use bytes::Bytes;
+use cc_core::token_bucket::TokenBucket;
 use cc_core::{Duration, Timestamp};
 use icn_tlv::{decode_packet, Data, Interest, LpPacket, NackReason, Name, NetPacket};
 use rand::rngs::SmallRng;
@@ -52,6 +55,8 @@ pub struct LinkParams {
     pub mtu: Option<usize>,
     /// Link type of both faces.
     pub link_type: LinkType,
+    /// What carries a frame once a face released it.
+    pub wire: Wire,
 }
 
 impl Default for LinkParams {
@@ -63,6 +68,7 @@ impl Default for LinkParams {
             loss: 0.0,
             mtu: None,
             link_type: LinkType::PointToPoint,
+            wire: Wire::AtCapacity,
         }
     }
 }
@@ -149,6 +155,8 @@ impl Ord for Event {
 
 struct Direction {
     params: LinkParams,
+    /// The bucket of a [`Wire::TokenBucket`].
+    bucket: Option<TokenBucket>,
     busy_until: Timestamp,
     delivered_frames: u64,
     delivered_bytes: u64,
@@ -227,11 +235,23 @@ impl Network {
         let fb = self.nodes[b.0].add_face(now, mk(format!("sim://{}", a.0), ba_bps, ab_bps));
         let d = self.dirs.len();
         for bps in [ab_bps, ba_bps] {
+            let bucket = match p.wire {
+                Wire::AtCapacity => None,
+                Wire::TokenBucket {
+                    rate_bps,
+                    burst_bytes,
+                } => Some(TokenBucket::with_bits(
+                    rate_bps,
+                    burst_bytes.saturating_mul(8),
+                    now,
+                )),
+            };
             self.dirs.push(Direction {
                 params: LinkParams {
                     capacity_bps: bps,
                     ..p
                 },
+                bucket,
                 busy_until: Timestamp::ZERO,
                 delivered_frames: 0,
                 delivered_bytes: 0,
@@ -458,11 +478,27 @@ impl Network {
                     d.lost += 1;
                     return;
                 }
+                // Frames leave in order: none before the one ahead of it.
                 let start = d.busy_until.max(now);
-                let tx_ns = d.params.capacity_bps.filter(|c| *c > 0).map_or(0, |c| {
-                    (bytes.len() as u64 * 8).saturating_mul(1_000_000_000) / c
-                });
-                d.busy_until = start + Duration::from_nanos(tx_ns);
+                let bits = bytes.len() as u64 * 8;
+                d.busy_until = match d.bucket.as_mut() {
+                    None => {
+                        let tx_ns = d
+                            .params
+                            .capacity_bps
+                            .filter(|c| *c > 0)
+                            .map_or(0, |c| bits.saturating_mul(1_000_000_000) / c);
+                        start + Duration::from_nanos(tx_ns)
+                    }
+                    Some(b) => {
+                        // A frame deeper than the bucket leaves once it is
+                        // full (tc's tbf would drop it; no frame here is).
+                        let wait = b.time_until_bits(start, bits).unwrap_or(Duration::ZERO);
+                        let leave = start + wait;
+                        let _ = b.try_consume_bits(leave, bits);
+                        leave
+                    }
+                };
                 let at = d.busy_until + d.params.delay;
                 d.delivered_frames += 1;
                 d.delivered_bytes += bytes.len() as u64;
