@@ -15,6 +15,9 @@
 //!   testbed's wire, a fast veth under tc's tbf, where a lone frame takes
 //!   no serialisation time; by default a link's wire serialises at its
 //!   capacity).
+//! - One point: `one_point` (traced) and `point_over_draws` (the spread of
+//!   its figures over draws of the consumers' pacing lags), both
+//!   `--ignored`, named by `ICN_ENVELOPE_POINT`.
 //!
 //! A failing point is a defect to find in the code, not a bound to move.
 
@@ -264,12 +267,10 @@ fn run_and_report(points: &[Point], csv_default: &str) {
     );
 }
 
-/// One point with a trace: `ICN_ENVELOPE_POINT=dumbbell,8000,2,10,10`
-/// (topology, content bytes, Mbit/s, RTT ms, flows; the last two only for
-/// the dumbbell) and `ICN_ENVELOPE_SCHEMES=qsccp`.
-#[test]
-#[ignore = "one traced point: ICN_ENVELOPE_POINT=dumbbell,8000,2,10,10 ICN_ENVELOPE_SCHEMES=qsccp"]
-fn one_point() {
+/// The point `ICN_ENVELOPE_POINT` names (`dumbbell,8000,2,10,10`: topology,
+/// content bytes, Mbit/s, RTT ms, flows; the last two only for the
+/// dumbbell) and the grid's seed for it, so that a run shows the grid's row.
+fn point_from_env() -> (Point, u64) {
     let spec = std::env::var("ICN_ENVELOPE_POINT").expect("ICN_ENVELOPE_POINT");
     let v: Vec<&str> = spec.split(',').collect();
     let num = |i: usize| {
@@ -284,19 +285,76 @@ fn one_point() {
         "parking-lot-2" => shaped_point(size, cap, topo::parking_lot_2(cap * 1_000_000)),
         _ => shaped_point(size, cap, topo::parking_lot_3(cap * 1_000_000)),
     };
-    // The grid's seed for this point, so that the trace shows the grid's
-    // row; ICN_ENVELOPE_SEED overrides it.
     let grid_seed = full_points()
         .iter()
         .position(|q| q.label == p.label)
         .map_or(point_seed(0), point_seed);
+    (p, grid_seed)
+}
+
+/// One point with a trace: `ICN_ENVELOPE_POINT=dumbbell,8000,2,10,10`
+/// and `ICN_ENVELOPE_SCHEMES=qsccp`; the grid's seed for the point unless
+/// `ICN_ENVELOPE_SEED` gives another.
+#[test]
+#[ignore = "one traced point: ICN_ENVELOPE_POINT=dumbbell,8000,2,10,10 ICN_ENVELOPE_SCHEMES=qsccp"]
+fn one_point() {
+    let (p, grid_seed) = point_from_env();
     let seed = std::env::var("ICN_ENVELOPE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(grid_seed);
     for s in schemes() {
-        let f = run::run_traced(&p.topo, s, p.content_bytes, seed, true);
+        let f = run::run_traced(&p.topo, s, p.content_bytes, seed, 0, true);
         eprintln!("{} {}: {f:?}\n  {:?}", s.name(), p.label, check(&p, s, &f));
+    }
+}
+
+/// One point over `ICN_ENVELOPE_DRAWS` draws of the consumers' pacing lags
+/// (default 8; draw 0 is the grid's run), each scheme's figures per draw
+/// and their spread. Where flows are paced at equal rates a run's p95
+/// queue is one draw of their phases (docs/deviations.md, D1): this shows
+/// how a verdict depends on it.
+#[test]
+#[ignore = "one point over lag draws: ICN_ENVELOPE_POINT=dumbbell,8000,10,50,10 ICN_ENVELOPE_DRAWS=8"]
+fn point_over_draws() {
+    let (p, seed) = point_from_env();
+    let n: u64 = std::env::var("ICN_ENVELOPE_DRAWS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8)
+        .max(1);
+    for s in schemes() {
+        let mut p95s = Vec::new();
+        let mut within = 0;
+        for draw in 0..n {
+            let f = run::run_traced(&p.topo, s, p.content_bytes, seed, draw, false);
+            let errors = check(&p, s, &f);
+            within += usize::from(errors.is_empty());
+            let util = f
+                .figures
+                .utilisation
+                .iter()
+                .copied()
+                .fold(f64::MAX, f64::min);
+            eprintln!(
+                "{} {} draw {draw}: utilisation {:.1} %, p95 queue {:.1} ms {:?}",
+                s.name(),
+                p.label,
+                util * 100.0,
+                f.figures.p95_queue_ms,
+                errors
+            );
+            p95s.push(f.figures.p95_queue_ms);
+        }
+        p95s.sort_by(f64::total_cmp);
+        eprintln!(
+            "{} {}: within the bounds at {within} of {n} draws; p95 queue min {:.1}, median {:.1}, max {:.1} ms",
+            s.name(),
+            p.label,
+            p95s[0],
+            p95s[p95s.len() / 2],
+            p95s[p95s.len() - 1]
+        );
     }
 }
 

@@ -79,18 +79,20 @@ pub fn run_ms(t: &Topology, content_bytes: usize) -> u64 {
 
 /// Runs `t` under `scheme` with Data of `content_bytes`.
 pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> Run {
-    run_traced(t, scheme, content_bytes, seed, false)
+    run_traced(t, scheme, content_bytes, seed, 0, false)
 }
 
 /// [`run`], printing every 500 ms the flows' Data rates, the bottleneck
 /// queues and the rates the bottleneck's upstream face computes when
 /// `trace` is set (a PCON AIMD window with the marks it received, the cuts
-/// they caused and its smoothed RTT).
+/// they caused and its smoothed RTT). `lag_draw` picks the consumers'
+/// pacing lags (`LawFlow::with_lag_draw`; 0 is the grid's).
 pub fn run_traced(
     t: &Topology,
     scheme: CcScheme,
     content_bytes: usize,
     seed: u64,
+    lag_draw: u64,
     trace: bool,
 ) -> Run {
     let mut net = Network::new(seed);
@@ -148,14 +150,9 @@ pub fn run_traced(
         let app = net.add_consumer(cn);
         let start = Timestamp::ZERO + Duration::from_millis(100 * i as u64);
         let stop = Timestamp::ZERO + Duration::from_millis(end_ms);
-        flows.push(scheme_flow(
-            app,
-            &prefix,
-            &opts_for,
-            start,
-            stop,
-            7 + i as u64,
-        ));
+        flows.push(
+            scheme_flow(app, &prefix, &opts_for, start, stop, 7 + i as u64).with_lag_draw(lag_draw),
+        );
     }
     let half = Timestamp::ZERO + Duration::from_millis(end_ms / 2);
     let end = Timestamp::ZERO + Duration::from_millis(end_ms);

@@ -95,6 +95,11 @@ pub struct LawFlow<L: ConsumerLaw> {
     pub stats: FlowStats,
 }
 
+/// The seed of a flow's pacing lags: its application's id, and `draw`.
+fn lag_seed(app: AppId, draw: u64) -> u64 {
+    (app.0 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ draw.wrapping_mul(0xd1b5_4a32_d192_ed03)
+}
+
 impl<L: ConsumerLaw> LawFlow<L> {
     /// A flow fetching `prefix/<seg>` from `start` to `stop`.
     pub fn new(app: AppId, prefix: &str, law: L, start: Timestamp, stop: Timestamp) -> Self {
@@ -108,10 +113,7 @@ impl<L: ConsumerLaw> LawFlow<L> {
             pending: BTreeMap::new(),
             retx_queue: Vec::new(),
             credit: 1.0,
-            jitter: PaceJitter::new(
-                (app.0 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                PACE_JITTER,
-            ),
+            jitter: PaceJitter::new(lag_seed(app, 0), PACE_JITTER),
             lag: 0.0,
             last_tick: None,
             start,
@@ -124,6 +126,14 @@ impl<L: ConsumerLaw> LawFlow<L> {
             nonce: (app.0 as u32).wrapping_mul(0x9e37_79b9),
             stats: FlowStats::default(),
         }
+    }
+
+    /// Draws this flow's pacing lags (D1) from another sequence: `draw` 0
+    /// is the default one (from the application's id), any other gives an
+    /// independent draw of the same run, to see how a figure depends on it.
+    pub fn with_lag_draw(mut self, draw: u64) -> Self {
+        self.jitter = PaceJitter::new(lag_seed(self.app, draw), PACE_JITTER);
+        self
     }
 
     /// Lets `tagger` add per-Interest CC fields (they override
