@@ -82,7 +82,7 @@ pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> R
     run_traced(t, scheme, content_bytes, seed, 0, false)
 }
 
-/// [`run`], printing every 500 ms the flows' Data rates, the bottleneck
+/// [`run`], printing every 500 ms (`ICN_ENVELOPE_TRACE_MS`) the flows' Data rates, the bottleneck
 /// queues and the rates the bottleneck's upstream face computes when
 /// `trace` is set (a PCON AIMD window with the marks it received, the cuts
 /// they caused and its smoothed RTT). `lag_draw` picks the consumers'
@@ -210,13 +210,13 @@ pub fn run_traced(
             links.join(" | ")
         );
     };
+    let step = Duration::from_millis(
+        std::env::var("ICN_ENVELOPE_TRACE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(500),
+    );
     if trace {
-        let step = Duration::from_millis(
-            std::env::var("ICN_ENVELOPE_TRACE_MS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(500),
-        );
         while net.now() < half {
             let from = net.now();
             drive(
@@ -250,7 +250,7 @@ pub fn run_traced(
     while net.now() < end {
         let next = (net.now() + sample).min(end);
         drive(&mut net, &mut flows, next, Duration::from_millis(1));
-        if trace && next.as_nanos() % 500_000_000 == 0 {
+        if trace && next.saturating_since(printed) >= step {
             print(&net, &flows, printed);
             printed = next;
         }

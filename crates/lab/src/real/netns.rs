@@ -243,7 +243,7 @@ pub fn connect(a: &Netns, b: &Netns, tbf_rate_bps: Option<u64>) -> io::Result<Ve
                 "rate",
                 &format!("{rate}bit"),
                 "burst",
-                super::topo::TBF_BURST,
+                super::topo::TBF_BURST_TC,
                 "latency",
                 "100ms",
             ])?;

@@ -19,9 +19,9 @@ use crate::scenario::Scenario;
 /// virtual network's `Wire::testbed` models it).
 pub use icn_sim::net::testbed_tbf_rate_bps as tbf_rate_bps;
 
-/// The depth of that limit as given to tc:
-/// `icn_sim::net::TESTBED_TBF_BURST_BYTES` (64 KiB).
-pub const TBF_BURST: &str = "64kb";
+/// The depth of that limit in tc's units (`kb`: KiB), the
+/// `icn_sim::net::TESTBED_TBF_BURST_BYTES` the virtual network models.
+pub const TBF_BURST_TC: &str = "64kb";
 
 /// A child process killed (SIGKILL) and reaped on drop.
 pub struct ChildGuard {
@@ -385,5 +385,20 @@ impl Testbed {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The depth tc is given is the one the virtual network models.
+    #[test]
+    fn the_tc_burst_is_the_modelled_one() {
+        let kib: u64 = TBF_BURST_TC
+            .strip_suffix("kb")
+            .and_then(|n| n.parse().ok())
+            .expect("a size in KiB");
+        assert_eq!(kib * 1024, icn_sim::net::TESTBED_TBF_BURST_BYTES);
     }
 }

@@ -95,9 +95,19 @@ pub struct LawFlow<L: ConsumerLaw> {
     pub stats: FlowStats,
 }
 
-/// The seed of a flow's pacing lags: its application's id, and `draw`.
+/// The seed of a flow's pacing lags, from its application's id and `draw`
+/// through a 64-bit finaliser (MurmurHash3's `fmix64`), so that no two
+/// flows or draws share a sequence. The lag generator steps its state by
+/// the golden-ratio constant, so a seed of id × that constant (the rule
+/// before) gave application k the sequence of application 0 shifted by k
+/// steps: the grid's flows drew one sequence of lags, two Interests apart.
 fn lag_seed(app: AppId, draw: u64) -> u64 {
-    (app.0 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ draw.wrapping_mul(0xd1b5_4a32_d192_ed03)
+    let mut z = (app.0 as u64 & 0xffff_ffff) | draw << 32;
+    z ^= z >> 33;
+    z = z.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    z ^= z >> 33;
+    z = z.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    z ^ (z >> 33)
 }
 
 impl<L: ConsumerLaw> LawFlow<L> {
@@ -129,8 +139,8 @@ impl<L: ConsumerLaw> LawFlow<L> {
     }
 
     /// Draws this flow's pacing lags (D1) from another sequence: `draw` 0
-    /// is the default one (from the application's id), any other gives an
-    /// independent draw of the same run, to see how a figure depends on it.
+    /// is the default one, any other another draw of the same run, to see
+    /// how a figure depends on the lags.
     pub fn with_lag_draw(mut self, draw: u64) -> Self {
         self.jitter = PaceJitter::new(lag_seed(self.app, draw), PACE_JITTER);
         self

@@ -491,11 +491,16 @@ impl Network {
                         start + Duration::from_nanos(tx_ns)
                     }
                     Some(b) => {
-                        // A frame deeper than the bucket leaves once it is
-                        // full (tc's tbf would drop it; no frame here is).
-                        let wait = b.time_until_bits(start, bits).unwrap_or(Duration::ZERO);
+                        // A frame the bucket can never pay for (deeper than
+                        // the bucket, or a zero rate once it is spent) is
+                        // lost, as tc's tbf drops it.
+                        let Some(wait) = b.time_until_bits(start, bits) else {
+                            d.lost += 1;
+                            return;
+                        };
                         let leave = start + wait;
-                        let _ = b.try_consume_bits(leave, bits);
+                        let paid = b.try_consume_bits(leave, bits);
+                        debug_assert!(paid, "the bucket holds the frame once it waited");
                         leave
                     }
                 };

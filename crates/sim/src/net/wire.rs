@@ -12,7 +12,13 @@ pub enum Wire {
     /// with tc's tbf above icnfwd's shaping rate): a frame leaves at once
     /// while the bucket holds its bytes, and otherwise when it does. A lone
     /// frame then takes no serialisation time, as on a shaped face over a
-    /// faster NIC.
+    /// faster NIC. Each direction has a bucket of its own, of this rate and
+    /// depth whatever the direction's capacity. A frame the bucket can
+    /// never pay for (deeper than it, or a zero rate once it is spent) is
+    /// lost, as tc's tbf drops it. Not modelled: the bytes of the UDP, IP
+    /// and Ethernet headers tc counts (under 2 % of the frames here) and
+    /// tbf's queue limit (`latency 100ms`, never reached while the faces
+    /// pace below the bucket's rate).
     TokenBucket {
         /// Fill rate of the bucket.
         rate_bps: u64,
