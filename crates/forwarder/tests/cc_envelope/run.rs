@@ -82,9 +82,9 @@ pub fn run(t: &Topology, scheme: CcScheme, content_bytes: usize, seed: u64) -> R
     run_traced(t, scheme, content_bytes, seed, 0, false)
 }
 
-/// [`run`], printing every 500 ms (`ICN_ENVELOPE_TRACE_MS`) the flows' Data rates, the bottleneck
-/// queues and the rates the bottleneck's upstream face computes when
-/// `trace` is set (a PCON AIMD window with the marks it received, the cuts
+/// [`run`], printing every 500 ms (`ICN_ENVELOPE_TRACE_MS`) the flows'
+/// Data rates, the bottleneck queues and the rates the bottleneck's
+/// upstream face computes when `trace` is set (a PCON AIMD window with the marks it received, the cuts
 /// they caused and its smoothed RTT). `lag_draw` picks the consumers'
 /// pacing lags (`LawFlow::with_lag_draw`; 0 is the grid's).
 pub fn run_traced(

@@ -382,3 +382,38 @@ pub fn quantile(xs: &[Duration], q: f64) -> Duration {
     let i = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
     v[i]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lags(app: usize, draw: u64) -> Vec<f64> {
+        let mut j = PaceJitter::new(lag_seed(AppId(app), draw), PACE_JITTER);
+        (0..64).map(|_| j.next_lag()).collect()
+    }
+
+    /// No flow's lags are another flow's shifted by a few Interests (the
+    /// old seeding gave application k application 0's, k steps later),
+    /// and draws of one flow differ.
+    #[test]
+    fn flows_and_draws_lag_independently() {
+        let first = lags(1, 0);
+        for app in [3, 5, 7] {
+            let other = lags(app, 0);
+            for shift in 0..16 {
+                assert_ne!(
+                    first[shift..shift + 32],
+                    other[..32],
+                    "app {app}, shift {shift}"
+                );
+                assert_ne!(
+                    other[shift..shift + 32],
+                    first[..32],
+                    "app {app}, shift {shift}"
+                );
+            }
+        }
+        assert_ne!(lags(1, 0), lags(1, 1));
+        assert_eq!(lags(1, 2), lags(1, 2));
+    }
+}
