@@ -44,7 +44,11 @@ pub struct PaceJitter {
 
 impl PaceJitter {
     /// Lags uniform in [0, `max_lag`) of a gap (clamped to 0..=1), drawn
-    /// from `seed`.
+    /// from `seed`. The seed is the generator's starting state, so seeds
+    /// that differ by a multiple of its step (SplitMix64's golden-ratio
+    /// increment) give one sequence shifted: derive a sender's seed through
+    /// a hash, not as its id times that constant (the virtual consumers did
+    /// until session 41, and every flow drew the first one's lags).
     pub fn new(seed: u64, max_lag: f64) -> Self {
         let max_lag = if max_lag.is_finite() {
             max_lag.clamp(0.0, 1.0)

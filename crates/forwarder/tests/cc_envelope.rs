@@ -132,13 +132,13 @@ struct Row {
     errors: Vec<String>,
 }
 
-/// Runs every scheme × point on both cores; rows in grid order.
 /// The virtual network's seed for the point at `index` of a sweep's list
 /// (`one_point` uses it to reproduce a `full_grid` row).
 fn point_seed(index: usize) -> u64 {
     1 + index as u64
 }
 
+/// Runs every scheme × point on both cores; rows in grid order.
 fn sweep(points: &[Point]) -> Vec<Row> {
     let jobs: Vec<(CcScheme, usize)> = schemes()
         .into_iter()
@@ -299,10 +299,7 @@ fn point_from_env() -> (Point, u64) {
 #[ignore = "one traced point: ICN_ENVELOPE_POINT=dumbbell,8000,2,10,10 ICN_ENVELOPE_SCHEMES=qsccp"]
 fn one_point() {
     let (p, grid_seed) = point_from_env();
-    let seed = std::env::var("ICN_ENVELOPE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(grid_seed);
+    let seed = run::env_u64("ICN_ENVELOPE_SEED").unwrap_or(grid_seed);
     for s in schemes() {
         let f = run::run_traced(&p.topo, s, p.content_bytes, seed, 0, true);
         eprintln!("{} {}: {f:?}\n  {:?}", s.name(), p.label, check(&p, s, &f));
@@ -318,11 +315,7 @@ fn one_point() {
 #[ignore = "one point over lag draws: ICN_ENVELOPE_POINT=dumbbell,8000,10,50,10 ICN_ENVELOPE_DRAWS=8"]
 fn point_over_draws() {
     let (p, seed) = point_from_env();
-    let n: u64 = std::env::var("ICN_ENVELOPE_DRAWS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(8)
-        .max(1);
+    let n = run::env_u64("ICN_ENVELOPE_DRAWS").unwrap_or(8).max(1);
     for s in schemes() {
         let mut p95s = Vec::new();
         let mut within = 0;

@@ -24,14 +24,20 @@ pub struct Run {
     pub nacks: u64,
 }
 
+/// A numeric knob from the environment (`None` if unset or not a number).
+pub fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
 /// A link of `capacity_bps` and one-way `delay_ms`; its wire serialises
-/// at the capacity, or with `ICN_ENVELOPE_WIRE=testbed` is the namespace
-/// testbed's veth (a fast wire under tc's tbf above the faces' pacing, so
-/// a lone frame takes no serialisation time: `icn_sim::net::Wire`).
-fn grid_link(capacity_bps: u64, delay_ms: u64) -> LinkParams {
+/// at the capacity, or with `testbed_wire` (`ICN_ENVELOPE_WIRE=testbed`)
+/// is the namespace testbed's veth (a fast wire under tc's tbf above the
+/// faces' pacing, so a lone frame takes no serialisation time:
+/// `icn_sim::net::Wire`).
+fn grid_link(capacity_bps: u64, delay_ms: u64, testbed_wire: bool) -> LinkParams {
     let mut p = link(0, delay_ms);
     p.capacity_bps = Some(capacity_bps);
-    if std::env::var("ICN_ENVELOPE_WIRE").is_ok_and(|w| w == "testbed") {
+    if testbed_wire {
         p.wire = Wire::testbed(capacity_bps);
     }
     p
@@ -69,11 +75,7 @@ pub fn run_ms(t: &Topology, content_bytes: usize) -> u64 {
     };
     // `ICN_ENVELOPE_RUN_SCALE=4` runs every point four times longer: a law
     // that drifts with the run's length shows there.
-    let scale = std::env::var("ICN_ENVELOPE_RUN_SCALE")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(1)
-        .clamp(1, 16);
+    let scale = env_u64("ICN_ENVELOPE_RUN_SCALE").unwrap_or(1).clamp(1, 16);
     (8_000 + 80 * rtt).max(2 * data_ms).min(30_000) * scale
 }
 
@@ -95,6 +97,7 @@ pub fn run_traced(
     lag_draw: u64,
     trace: bool,
 ) -> Run {
+    let testbed_wire = std::env::var("ICN_ENVELOPE_WIRE").is_ok_and(|w| w == "testbed");
     let mut net = Network::new(seed);
     let routers: Vec<NodeId> = (0..t.routers)
         .map(|_| net.add_node(engine(scheme)))
@@ -107,7 +110,7 @@ pub fn run_traced(
             net.connect(
                 routers[l.a],
                 routers[l.b],
-                grid_link(l.capacity_bps, l.delay_ms),
+                grid_link(l.capacity_bps, l.delay_ms, testbed_wire),
             )
         })
         .collect();
@@ -121,7 +124,7 @@ pub fn run_traced(
         let (first, last) = (f.path[0], *f.path.last().expect("path"));
         // Producer node behind the last router.
         let pn = net.add_node(engine(scheme));
-        let (to_p, _) = net.connect(routers[last], pn, grid_link(access_bps, 1));
+        let (to_p, _) = net.connect(routers[last], pn, grid_link(access_bps, 1, testbed_wire));
         net.add_producer(pn, &prefix, content_bytes, None);
         net.node_mut(routers[last])
             .fib_add_nexthop(&name, to_p, 1)
@@ -131,7 +134,7 @@ pub fn run_traced(
         let (to_r, _) = net.connect(
             cn,
             routers[first],
-            grid_link(access_bps, 1 + f.access_delay_ms),
+            grid_link(access_bps, 1 + f.access_delay_ms, testbed_wire),
         );
         net.node_mut(cn)
             .fib_add_nexthop(&name, to_r, 1)
@@ -210,12 +213,7 @@ pub fn run_traced(
             links.join(" | ")
         );
     };
-    let step = Duration::from_millis(
-        std::env::var("ICN_ENVELOPE_TRACE_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(500),
-    );
+    let step = Duration::from_millis(env_u64("ICN_ENVELOPE_TRACE_MS").unwrap_or(500));
     if trace {
         while net.now() < half {
             let from = net.now();
